@@ -1,0 +1,234 @@
+package raftstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/brokerd/brokerd/topic"
+)
+
+// The state DB's buckets.
+var (
+	bucketMeta       = []byte("meta")
+	bucketTopics     = []byte("topics")
+	bucketPartitions = []byte("partitions")
+	bucketProducers  = []byte("producers")
+
+	keyApplied = []byte("applied_index")
+	keyNextPID = []byte("next_producer_id")
+	keyBrokers = []byte("brokers")
+)
+
+func partKey(name string, idx int32) string {
+	return name + "/" + strconv.Itoa(int(idx))
+}
+
+func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+// checkpoint makes the FSM's state durable up to f.applied: first every
+// dirty segment is fsynced, then one bbolt transaction records the applied
+// index with the state it covers. A crash before the commit leaves the old
+// checkpoint, and raft replays the entries after it.
+func (f *fsm) checkpoint() error {
+	for _, p := range f.dirty.parts {
+		if err := p.log.Flush(); err != nil {
+			return fmt.Errorf("flush %s: %w", p.key(), err)
+		}
+	}
+	err := f.db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(keyApplied, u64(f.applied)); err != nil {
+			return err
+		}
+		if err := meta.Put(keyNextPID, u64(uint64(f.nextPID))); err != nil {
+			return err
+		}
+		f.mu.RLock()
+		brokers, err := json.Marshal(f.brokers)
+		f.mu.RUnlock()
+		if err != nil {
+			return err
+		}
+		if err := meta.Put(keyBrokers, brokers); err != nil {
+			return err
+		}
+		if err := f.checkpointTopics(tx); err != nil {
+			return err
+		}
+		parts := tx.Bucket(bucketPartitions)
+		for key, p := range f.dirty.parts {
+			if err := putJSON(parts, []byte(key), p.checkpoint()); err != nil {
+				return err
+			}
+		}
+		prods := tx.Bucket(bucketProducers)
+		for id := range f.dirty.producers {
+			if p := f.producers[id]; p != nil {
+				if err := putJSON(prods, u64(uint64(id)), p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("commit checkpoint at index %d: %w", f.applied, err)
+	}
+	f.dirty.reset()
+	f.bytesSinceCheckpoint = 0
+	f.checkpointDue.Store(false)
+	return nil
+}
+
+// checkpointTopics rewrites every dirty topic and its partitions.
+func (f *fsm) checkpointTopics(tx *bolt.Tx) error {
+	tb, pb := tx.Bucket(bucketTopics), tx.Bucket(bucketPartitions)
+	for name := range f.dirty.topics {
+		if err := deletePrefix(pb, []byte(name+"/")); err != nil {
+			return err
+		}
+		f.mu.RLock()
+		ts := f.topics[name]
+		f.mu.RUnlock()
+		if ts == nil {
+			if err := tb.Delete([]byte(name)); err != nil {
+				return err
+			}
+			continue
+		}
+		f.mu.RLock()
+		meta := ts.meta
+		parts := ts.parts
+		f.mu.RUnlock()
+		if err := putJSON(tb, []byte(name), meta); err != nil {
+			return err
+		}
+		for _, p := range parts {
+			if err := putJSON(pb, []byte(p.key()), p.checkpoint()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (p *partition) checkpoint() partitionCheckpoint {
+	return partitionCheckpoint{EndOffset: p.log.EndOffset(), Epochs: p.epochs}
+}
+
+func putJSON(b *bolt.Bucket, k []byte, v any) error {
+	buf, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", k, err)
+	}
+	return b.Put(k, buf)
+}
+
+func deletePrefix(b *bolt.Bucket, prefix []byte) error {
+	c := b.Cursor()
+	var keys [][]byte
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, append([]byte(nil), k...))
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadCheckpoint reads the state DB into a fresh FSM and brings every
+// partition log back to exactly the end offset the checkpoint covers.
+func (f *fsm) loadCheckpoint() error {
+	return f.db.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketMeta, bucketTopics, bucketPartitions, bucketProducers} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return fmt.Errorf("create bucket %s: %w", name, err)
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		if v := meta.Get(keyApplied); len(v) == 8 {
+			f.applied = binary.BigEndian.Uint64(v)
+		}
+		if v := meta.Get(keyNextPID); len(v) == 8 {
+			f.nextPID = int64(binary.BigEndian.Uint64(v))
+		}
+		if v := meta.Get(keyBrokers); v != nil {
+			if err := json.Unmarshal(v, &f.brokers); err != nil {
+				return fmt.Errorf("decode brokers: %w", err)
+			}
+		}
+		err := tx.Bucket(bucketProducers).ForEach(func(k, v []byte) error {
+			var p producerState
+			if err := json.Unmarshal(v, &p); err != nil {
+				return fmt.Errorf("decode producer %x: %w", k, err)
+			}
+			f.producers[p.ID] = &p
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		pb := tx.Bucket(bucketPartitions)
+		return tx.Bucket(bucketTopics).ForEach(func(k, v []byte) error {
+			var t topic.Topic
+			if err := json.Unmarshal(v, &t); err != nil {
+				return fmt.Errorf("decode topic %s: %w", k, err)
+			}
+			ts := &topicState{meta: t}
+			f.topics[t.Name] = ts
+			for i := int32(0); i < t.Partitions; i++ {
+				p, err := f.recoverPartition(t, i, pb.Get([]byte(partKey(t.Name, i))))
+				if err != nil {
+					return err
+				}
+				ts.parts = append(ts.parts, p)
+			}
+			return nil
+		})
+	})
+}
+
+func (f *fsm) recoverPartition(t topic.Topic, idx int32, raw []byte) (*partition, error) {
+	var ck partitionCheckpoint
+	if raw != nil {
+		if err := json.Unmarshal(raw, &ck); err != nil {
+			return nil, fmt.Errorf("decode checkpoint of %s-%d: %w", t.Name, idx, err)
+		}
+	}
+	p, err := f.openPartition(t.Name, idx, t.Configs)
+	if err != nil {
+		return nil, err
+	}
+	p.epochs = ck.Epochs
+	switch end := p.log.EndOffset(); {
+	case end > ck.EndOffset:
+		// Appended after the checkpoint: raft replays those entries.
+		if err := p.log.Truncate(ck.EndOffset); err != nil {
+			return nil, fmt.Errorf("truncate %s-%d to checkpoint %d: %w", t.Name, idx, ck.EndOffset, err)
+		}
+	case end < ck.EndOffset:
+		return nil, fmt.Errorf("partition %s-%d ends at %d but its checkpoint says %d: segment data was lost after fsync (disk or filesystem fault)", t.Name, idx, end, ck.EndOffset)
+	}
+	return p, nil
+}
+
+// isPartitionDir reports whether a data-dir entry is named like a partition
+// directory, "<topic>-<partition>".
+func isPartitionDir(name string) bool {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 || i == len(name)-1 {
+		return false
+	}
+	if _, err := strconv.ParseUint(name[i+1:], 10, 31); err != nil {
+		return false
+	}
+	return topic.ValidateName(name[:i]) == nil
+}

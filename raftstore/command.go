@@ -1,0 +1,202 @@
+package raftstore
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+)
+
+// cmdType is the first byte of every raft command.
+type cmdType byte
+
+const (
+	cmdProduce cmdType = iota + 1
+	cmdCreateTopic
+	cmdDeleteTopic
+	cmdCreatePartitions
+	cmdAlterConfigs
+	cmdInitProducer
+	cmdDeleteRecords
+	cmdRetention
+	cmdRegisterBroker
+)
+
+func (t cmdType) String() string {
+	switch t {
+	case cmdProduce:
+		return "produce"
+	case cmdCreateTopic:
+		return "create-topic"
+	case cmdDeleteTopic:
+		return "delete-topic"
+	case cmdCreatePartitions:
+		return "create-partitions"
+	case cmdAlterConfigs:
+		return "alter-configs"
+	case cmdInitProducer:
+		return "init-producer"
+	case cmdDeleteRecords:
+		return "delete-records"
+	case cmdRetention:
+		return "retention"
+	case cmdRegisterBroker:
+		return "register-broker"
+	}
+	return fmt.Sprintf("cmd(%d)", byte(t))
+}
+
+// ProduceBatch is one record batch for one partition, as the client sent it.
+type ProduceBatch struct {
+	Topic     string
+	Partition int32
+	Data      []byte
+}
+
+// produceCmd appends batches. Now is the leader's clock in unix ms when it
+// proposed the command; the FSM uses it for segment.ms rolling.
+type produceCmd struct {
+	Now     int64
+	Batches []ProduceBatch
+}
+
+// encodeProduce lays a produce command out in binary: the batch bytes are
+// copied once and never base64'd.
+//
+//	type(1) now(8) count(4) { topicLen(2) topic partition(4) dataLen(4) data }*
+func encodeProduce(c *produceCmd) []byte {
+	n := 1 + 8 + 4
+	for _, b := range c.Batches {
+		n += 2 + len(b.Topic) + 4 + 4 + len(b.Data)
+	}
+	out := make([]byte, 0, n)
+	out = append(out, byte(cmdProduce))
+	out = binary.BigEndian.AppendUint64(out, uint64(c.Now))
+	out = binary.BigEndian.AppendUint32(out, uint32(len(c.Batches)))
+	for _, b := range c.Batches {
+		out = binary.BigEndian.AppendUint16(out, uint16(len(b.Topic)))
+		out = append(out, b.Topic...)
+		out = binary.BigEndian.AppendUint32(out, uint32(b.Partition))
+		out = binary.BigEndian.AppendUint32(out, uint32(len(b.Data)))
+		out = append(out, b.Data...)
+	}
+	return out
+}
+
+// decodeProduce parses a produce command. The batch data aliases buf.
+func decodeProduce(buf []byte) (*produceCmd, error) {
+	r := buf[1:]
+	if len(r) < 12 {
+		return nil, fmt.Errorf("%w: short produce command", ErrInvalidCommand)
+	}
+	c := &produceCmd{Now: int64(binary.BigEndian.Uint64(r))}
+	count := binary.BigEndian.Uint32(r[8:])
+	r = r[12:]
+	if uint64(count) > uint64(len(r))/10+1 {
+		return nil, fmt.Errorf("%w: produce batch count %d too large", ErrInvalidCommand, count)
+	}
+	c.Batches = make([]ProduceBatch, 0, count)
+	for i := uint32(0); i < count; i++ {
+		if len(r) < 2 {
+			return nil, fmt.Errorf("%w: truncated topic length", ErrInvalidCommand)
+		}
+		tl := int(binary.BigEndian.Uint16(r))
+		r = r[2:]
+		if len(r) < tl+8 {
+			return nil, fmt.Errorf("%w: truncated topic", ErrInvalidCommand)
+		}
+		b := ProduceBatch{Topic: string(r[:tl])}
+		r = r[tl:]
+		b.Partition = int32(binary.BigEndian.Uint32(r))
+		dl := binary.BigEndian.Uint32(r[4:])
+		r = r[8:]
+		if uint64(dl) > uint64(len(r)) {
+			return nil, fmt.Errorf("%w: truncated batch data", ErrInvalidCommand)
+		}
+		b.Data = r[:dl:dl]
+		r = r[dl:]
+		c.Batches = append(c.Batches, b)
+	}
+	if len(r) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes", ErrInvalidCommand, len(r))
+	}
+	return c, nil
+}
+
+// Metadata commands are rare and small: JSON after the type byte.
+
+type createTopicCmd struct {
+	Name       string            `json:"name"`
+	ID         [16]byte          `json:"id"`
+	Partitions int32             `json:"partitions"`
+	Configs    map[string]string `json:"configs,omitempty"`
+}
+
+type deleteTopicCmd struct {
+	Name string `json:"name"`
+}
+
+type createPartitionsCmd struct {
+	Name  string `json:"name"`
+	Count int32  `json:"count"`
+}
+
+// alterConfigsCmd replaces all overrides (Replace, AlterConfigs semantics) or
+// sets and deletes single keys (IncrementalAlterConfigs semantics).
+type alterConfigsCmd struct {
+	Name    string            `json:"name"`
+	Replace bool              `json:"replace,omitempty"`
+	Set     map[string]string `json:"set,omitempty"`
+	Delete  []string          `json:"delete,omitempty"`
+}
+
+type initProducerCmd struct {
+	ProducerID    int64 `json:"producer_id"`
+	ProducerEpoch int16 `json:"producer_epoch"`
+}
+
+type deleteRecordsCmd struct {
+	Now     int64               `json:"now"`
+	Entries []DeleteRecordsSpec `json:"entries"`
+}
+
+// DeleteRecordsSpec asks to move a partition's log start offset up to Offset
+// (-1 means the high watermark).
+type DeleteRecordsSpec struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+}
+
+type retentionCmd struct {
+	Now int64 `json:"now"`
+}
+
+// BrokerInfo is a node's Kafka identity, replicated so every node can answer
+// Metadata for the whole cluster.
+type BrokerInfo struct {
+	NodeID int32  `json:"node_id"`
+	Host   string `json:"host"`
+	Port   int32  `json:"port"`
+	Rack   string `json:"rack,omitempty"`
+}
+
+type registerBrokerCmd struct {
+	Broker BrokerInfo `json:"broker"`
+}
+
+func encodeJSON(t cmdType, v any) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s command: %w", t, err)
+	}
+	out := make([]byte, 0, 1+len(body))
+	out = append(out, byte(t))
+	return append(out, body...), nil
+}
+
+func decodeJSON(buf []byte, v any) error {
+	if err := json.Unmarshal(buf[1:], v); err != nil {
+		return fmt.Errorf("%w: decode %s: %v", ErrInvalidCommand, cmdType(buf[0]), err)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package raftstore
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/brokerd/brokerd/topic"
+)
+
+// Peer is a raft voter: its node id and raft address.
+type Peer struct {
+	ID   int32
+	Addr string
+}
+
+// Config configures a Store.
+type Config struct {
+	NodeID  int32
+	DataDir string
+	// RaftAddr is raft's listener; RaftAdvertise, if set, is the address
+	// peers dial (default RaftAddr).
+	RaftAddr      string
+	RaftAdvertise string
+	// Peers is the static bootstrap membership, this node included. Empty
+	// means a one-member group of this node.
+	Peers []Peer
+	// Broker is this node's Kafka identity, registered in the FSM.
+	Broker BrokerInfo
+	// Defaults are broker-level topic config defaults.
+	Defaults topic.Defaults
+	// LogStore picks raft's log store: "wal" (default) or "boltdb".
+	LogStore string
+	// ApplyTimeout bounds how long a proposal waits to be enqueued.
+	ApplyTimeout time.Duration
+	// CheckpointInterval is how often the FSM makes its state durable
+	// (default 1s); it bounds the raft log a restart replays.
+	CheckpointInterval time.Duration
+	// RetentionCheckInterval is log.retention.check.interval.ms (default 5m).
+	RetentionCheckInterval time.Duration
+	// SnapshotThreshold and TrailingLogs tune raft's log trimming.
+	SnapshotThreshold uint64
+	TrailingLogs      uint64
+	Logger            *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.NodeID == 0 {
+		c.NodeID = 1
+	}
+	if c.LogStore == "" {
+		c.LogStore = "wal"
+	}
+	if c.ApplyTimeout == 0 {
+		c.ApplyTimeout = 10 * time.Second
+	}
+	if c.CheckpointInterval == 0 {
+		c.CheckpointInterval = time.Second
+	}
+	if c.RetentionCheckInterval == 0 {
+		c.RetentionCheckInterval = 5 * time.Minute
+	}
+	if c.SnapshotThreshold == 0 {
+		c.SnapshotThreshold = 4096
+	}
+	if c.TrailingLogs == 0 {
+		c.TrailingLogs = 1024
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.RaftAdvertise == "" {
+		c.RaftAdvertise = c.RaftAddr
+	}
+}

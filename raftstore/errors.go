@@ -1,0 +1,30 @@
+package raftstore
+
+import "errors"
+
+// Errors returned by commands. They are deterministic outcomes of applying a
+// command (every replica returns the same one), except ErrNotLeader and
+// ErrUnknownOutcome, which come from the proposer's side.
+var (
+	// ErrNotLeader means this node cannot propose: it is not the raft leader.
+	ErrNotLeader = errors.New("raftstore: not the leader")
+	// ErrUnknownOutcome means the command was handed to raft but the proposer
+	// lost track of it (leadership lost, timeout). It may still commit later,
+	// so callers must answer with a retriable error, never success or a
+	// permanent failure.
+	ErrUnknownOutcome = errors.New("raftstore: outcome unknown (leadership lost or timed out)")
+	// ErrClosed means the store is shutting down.
+	ErrClosed = errors.New("raftstore: closed")
+
+	ErrTopicExists              = errors.New("topic already exists")
+	ErrUnknownTopic             = errors.New("unknown topic or partition")
+	ErrInvalidPartitions        = errors.New("invalid partition count")
+	ErrInvalidOffset            = errors.New("offset out of range")
+	ErrOutOfOrderSequence       = errors.New("out of order sequence number")
+	ErrInvalidProducerEpoch     = errors.New("invalid producer epoch")
+	ErrUnknownProducerID        = errors.New("unknown producer id")
+	ErrTransactionalNotReady    = errors.New("transactional batch without an open transaction")
+	ErrInvalidCommand           = errors.New("invalid command")
+	ErrStorage                  = errors.New("storage error")
+	ErrInvalidReplicationFactor = errors.New("invalid replication factor")
+)

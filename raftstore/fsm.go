@@ -1,0 +1,174 @@
+package raftstore
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/brokerd/brokerd/topic"
+)
+
+// fsm is brokerd's raft state machine. Apply runs on raft's single FSM
+// goroutine; readers take mu.RLock to look topics up.
+type fsm struct {
+	logger   *slog.Logger
+	dataDir  string
+	db       *bolt.DB
+	defaults topic.Defaults
+
+	mu      sync.RWMutex
+	topics  map[string]*topicState
+	brokers map[int32]BrokerInfo
+
+	// Owned by the apply goroutine.
+	producers map[int64]*producerState
+	nextPID   int64
+	applied   uint64
+	dirty     dirtySet
+	// bytesSinceCheckpoint and checkpointDue trigger checkpoints.
+	bytesSinceCheckpoint int64
+	checkpointDue        atomic.Bool
+
+	appliedIndex atomic.Uint64
+	notifyMu     sync.Mutex
+	notifyCh     chan struct{}
+}
+
+// dirtySet is what changed since the last checkpoint.
+type dirtySet struct {
+	meta      bool
+	topics    map[string]bool // created, altered or deleted
+	producers map[int64]bool
+	parts     map[string]*partition
+}
+
+func (d *dirtySet) reset() {
+	d.meta = false
+	d.topics = make(map[string]bool)
+	d.producers = make(map[int64]bool)
+	d.parts = make(map[string]*partition)
+}
+
+// checkpointBytes bounds how much appended data waits for a checkpoint, and
+// with it how much raft log a restart replays.
+const checkpointBytes = 64 << 20
+
+// Apply implements raft.FSM.
+func (f *fsm) Apply(l *raft.Log) any {
+	return f.ApplyBatch([]*raft.Log{l})[0]
+}
+
+// ApplyBatch implements raft.BatchingFSM.
+func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
+	out := make([]any, len(logs))
+	for i, l := range logs {
+		if l.Index <= f.applied {
+			// Already covered by the checkpoint we recovered from.
+			out[i] = nil
+			continue
+		}
+		if l.Type == raft.LogCommand {
+			out[i] = f.applyCommand(l)
+		}
+		f.applied = l.Index
+	}
+	f.appliedIndex.Store(f.applied)
+	f.wake()
+	if f.bytesSinceCheckpoint >= checkpointBytes || f.checkpointDue.Load() {
+		if err := f.checkpoint(); err != nil {
+			// The data is safe in raft's log; a failed checkpoint only
+			// means a longer replay. Keep going, but say so loudly.
+			f.logger.Error("checkpoint failed", "err", err)
+		}
+	}
+	return out
+}
+
+func (f *fsm) applyCommand(l *raft.Log) any {
+	if len(l.Data) == 0 {
+		return fmt.Errorf("%w: empty command at index %d", ErrInvalidCommand, l.Index)
+	}
+	switch t := cmdType(l.Data[0]); t {
+	case cmdProduce:
+		c, err := decodeProduce(l.Data)
+		if err != nil {
+			return err
+		}
+		return f.applyProduce(c, int32(l.Term))
+	case cmdCreateTopic:
+		var c createTopicCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyCreateTopic(&c)
+	case cmdDeleteTopic:
+		var c deleteTopicCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyDeleteTopic(&c)
+	case cmdCreatePartitions:
+		var c createPartitionsCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyCreatePartitions(&c)
+	case cmdAlterConfigs:
+		var c alterConfigsCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyAlterConfigs(&c)
+	case cmdInitProducer:
+		var c initProducerCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyInitProducer(&c)
+	case cmdDeleteRecords:
+		var c deleteRecordsCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyDeleteRecords(&c)
+	case cmdRetention:
+		var c retentionCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		f.applyRetention(&c)
+		return nil
+	case cmdRegisterBroker:
+		var c registerBrokerCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		f.mu.Lock()
+		f.brokers[c.Broker.NodeID] = c.Broker
+		f.mu.Unlock()
+		f.dirty.meta = true
+		return nil
+	default:
+		return fmt.Errorf("%w: unknown command type %d at index %d", ErrInvalidCommand, t, l.Index)
+	}
+}
+
+// wake releases every goroutine waiting in changed().
+func (f *fsm) wake() {
+	f.notifyMu.Lock()
+	ch := f.notifyCh
+	f.notifyCh = make(chan struct{})
+	f.notifyMu.Unlock()
+	close(ch)
+}
+
+// changed returns a channel closed after the next applied batch.
+func (f *fsm) changed() <-chan struct{} {
+	f.notifyMu.Lock()
+	defer f.notifyMu.Unlock()
+	return f.notifyCh
+}

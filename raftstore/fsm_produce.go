@@ -1,0 +1,171 @@
+package raftstore
+
+import (
+	"fmt"
+
+	"github.com/brokerd/brokerd/log"
+)
+
+// ProduceResult is the outcome for one batch of a produce command.
+type ProduceResult struct {
+	BaseOffset     int64
+	LogStartOffset int64
+	// Duplicate is true when the batch was a retry answered with the
+	// original offset, not appended again.
+	Duplicate bool
+	Err       error
+}
+
+func (f *fsm) applyProduce(c *produceCmd, term int32) []ProduceResult {
+	out := make([]ProduceResult, len(c.Batches))
+	for i := range c.Batches {
+		out[i] = f.produceOne(&c.Batches[i], c.Now, term)
+	}
+	return out
+}
+
+func (f *fsm) produceOne(b *ProduceBatch, now int64, term int32) ProduceResult {
+	p := f.partition(b.Topic, b.Partition)
+	if p == nil {
+		return ProduceResult{Err: fmt.Errorf("%w: %s-%d", ErrUnknownTopic, b.Topic, b.Partition)}
+	}
+	h, err := log.ParseBatchHeader(b.Data)
+	if err != nil {
+		return ProduceResult{Err: fmt.Errorf("%w: %v", ErrInvalidCommand, err)}
+	}
+	if h.Transactional() {
+		return ProduceResult{Err: fmt.Errorf("%w: producer %d", ErrTransactionalNotReady, h.ProducerID)}
+	}
+	var prod *producerState
+	first, last := h.BaseSequence, int32(0)
+	key := p.key()
+	if h.ProducerID >= 0 {
+		prod = f.producers[h.ProducerID]
+		if prod == nil {
+			return ProduceResult{Err: fmt.Errorf("%w: %d", ErrUnknownProducerID, h.ProducerID)}
+		}
+		last = lastSeq(first, h.LastOffsetDelta)
+		verdict, dup, err := prod.check(key, h.ProducerEpoch, first, last)
+		if err != nil {
+			return ProduceResult{Err: err}
+		}
+		if verdict == seqDuplicate {
+			return ProduceResult{BaseOffset: dup, LogStartOffset: p.log.StartOffset(), Duplicate: true}
+		}
+	}
+	// The entry's bytes may still be in flight to followers: never rewrite
+	// them in place.
+	data := make([]byte, len(b.Data))
+	copy(data, b.Data)
+	log.SetLeaderEpoch(data, term)
+	base, err := p.log.Append(data, now)
+	if err != nil {
+		f.logger.Error("append failed", "topic", b.Topic, "partition", b.Partition, "err", err)
+		return ProduceResult{Err: fmt.Errorf("%w: append %s: %v", ErrStorage, key, err)}
+	}
+	p.noteEpoch(term, base)
+	if prod != nil {
+		prod.record(key, first, last, base)
+		f.dirty.producers[prod.ID] = true
+	}
+	f.dirty.parts[key] = p
+	f.bytesSinceCheckpoint += int64(len(data))
+	return ProduceResult{BaseOffset: base, LogStartOffset: p.log.StartOffset()}
+}
+
+// partition looks a partition up; nil if the topic or partition is unknown.
+func (f *fsm) partition(name string, idx int32) *partition {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	ts := f.topics[name]
+	if ts == nil || idx < 0 || int(idx) >= len(ts.parts) {
+		return nil
+	}
+	return ts.parts[idx]
+}
+
+// InitProducerResult is the outcome of an InitProducerId command.
+type InitProducerResult struct {
+	ProducerID    int64
+	ProducerEpoch int16
+	Err           error
+}
+
+func (f *fsm) applyInitProducer(c *initProducerCmd) InitProducerResult {
+	if c.ProducerID >= 0 {
+		// KIP-360: an idempotent producer asks to bump its epoch and keep
+		// its id after an error.
+		p := f.producers[c.ProducerID]
+		if p == nil {
+			return InitProducerResult{Err: fmt.Errorf("%w: %d", ErrUnknownProducerID, c.ProducerID)}
+		}
+		if c.ProducerEpoch != p.Epoch {
+			return InitProducerResult{Err: fmt.Errorf("%w: producer %d epoch %d, current %d", ErrInvalidProducerEpoch, p.ID, c.ProducerEpoch, p.Epoch)}
+		}
+		if p.Epoch < 32767-1 {
+			p.Epoch++
+			p.Parts = nil
+			f.dirty.producers[p.ID] = true
+			return InitProducerResult{ProducerID: p.ID, ProducerEpoch: p.Epoch}
+		}
+		// Epoch exhausted: fall through to a fresh id.
+	}
+	id := f.nextPID
+	f.nextPID++
+	f.producers[id] = &producerState{ID: id}
+	f.dirty.producers[id] = true
+	f.dirty.meta = true
+	return InitProducerResult{ProducerID: id}
+}
+
+// DeleteRecordsResult is the outcome for one partition of DeleteRecords.
+type DeleteRecordsResult struct {
+	LowWatermark int64
+	Err          error
+}
+
+func (f *fsm) applyDeleteRecords(c *deleteRecordsCmd) []DeleteRecordsResult {
+	out := make([]DeleteRecordsResult, len(c.Entries))
+	for i, e := range c.Entries {
+		p := f.partition(e.Topic, e.Partition)
+		if p == nil {
+			out[i].Err = fmt.Errorf("%w: %s-%d", ErrUnknownTopic, e.Topic, e.Partition)
+			continue
+		}
+		off := e.Offset
+		if off == -1 {
+			off = p.log.EndOffset()
+		}
+		if off < 0 || off > p.log.EndOffset() {
+			out[i].Err = fmt.Errorf("%w: %d not in [%d, %d]", ErrInvalidOffset, off, p.log.StartOffset(), p.log.EndOffset())
+			continue
+		}
+		if err := p.log.AdvanceStartOffset(off); err != nil {
+			out[i].Err = fmt.Errorf("%w: delete records %s: %v", ErrStorage, p.key(), err)
+			continue
+		}
+		f.dirty.parts[p.key()] = p
+		out[i].LowWatermark = p.log.StartOffset()
+	}
+	return out
+}
+
+func (f *fsm) applyRetention(c *retentionCmd) {
+	f.mu.RLock()
+	var parts []*partition
+	for _, ts := range f.topics {
+		parts = append(parts, ts.parts...)
+	}
+	f.mu.RUnlock()
+	for _, p := range parts {
+		n, err := p.log.ApplyRetention(c.Now)
+		if err != nil {
+			f.logger.Error("retention", "partition", p.key(), "err", err)
+			continue
+		}
+		if n > 0 {
+			f.logger.Info("retention deleted segments", "partition", p.key(), "segments", n, "log_start_offset", p.log.StartOffset())
+			f.dirty.parts[p.key()] = p
+		}
+	}
+}

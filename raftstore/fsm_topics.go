@@ -1,0 +1,172 @@
+package raftstore
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+
+	"github.com/brokerd/brokerd/log"
+	"github.com/brokerd/brokerd/topic"
+)
+
+// maxPartitions bounds one topic's partition count so that a single request
+// cannot make the FSM open an unbounded number of files.
+const maxPartitions = 10000
+
+func (f *fsm) logConfig(overrides map[string]string) log.Config {
+	r := topic.Resolve(overrides, f.defaults)
+	return log.Config{
+		SegmentBytes:       r.Int64("segment.bytes"),
+		SegmentMs:          r.Int64("segment.ms"),
+		RetentionMs:        r.Int64("retention.ms"),
+		RetentionBytes:     r.Int64("retention.bytes"),
+		IndexIntervalBytes: r.Int32("index.interval.bytes"),
+		SegmentIndexBytes:  r.Int32("segment.index.bytes"),
+	}
+}
+
+// openPartition opens (creating if needed) one partition's log directory.
+func (f *fsm) openPartition(name string, idx int32, overrides map[string]string) (*partition, error) {
+	dir := filepath.Join(f.dataDir, topic.PartitionDir(name, idx))
+	l, err := log.Open(dir, f.logConfig(overrides), f.logger)
+	if err != nil {
+		return nil, fmt.Errorf("%w: open partition %s-%d: %v", ErrStorage, name, idx, err)
+	}
+	return &partition{topic: name, index: idx, log: l}, nil
+}
+
+// validateTopicCmd checks what every replica checks identically.
+func validateTopicCmd(name string, partitions int32, configs map[string]string) error {
+	if err := topic.ValidateName(name); err != nil {
+		return err
+	}
+	if partitions <= 0 || partitions > maxPartitions {
+		return fmt.Errorf("%w: %d (must be 1..%d)", ErrInvalidPartitions, partitions, maxPartitions)
+	}
+	return topic.ValidateConfigs(configs)
+}
+
+func (f *fsm) applyCreateTopic(c *createTopicCmd) error {
+	if err := validateTopicCmd(c.Name, c.Partitions, c.Configs); err != nil {
+		return err
+	}
+	f.mu.RLock()
+	_, exists := f.topics[c.Name]
+	f.mu.RUnlock()
+	if exists {
+		return fmt.Errorf("%w: %s", ErrTopicExists, c.Name)
+	}
+	ts := &topicState{meta: topic.Topic{Name: c.Name, ID: c.ID, Partitions: c.Partitions, Configs: maps.Clone(c.Configs)}}
+	for i := int32(0); i < c.Partitions; i++ {
+		// A directory left by a replayed, not yet checkpointed create holds
+		// only data that raft will replay again: start it empty.
+		if err := os.RemoveAll(filepath.Join(f.dataDir, topic.PartitionDir(c.Name, i))); err != nil {
+			return fmt.Errorf("%w: clear partition dir: %v", ErrStorage, err)
+		}
+		p, err := f.openPartition(c.Name, i, c.Configs)
+		if err != nil {
+			closeParts(ts.parts)
+			return err
+		}
+		ts.parts = append(ts.parts, p)
+	}
+	f.mu.Lock()
+	f.topics[c.Name] = ts
+	f.mu.Unlock()
+	f.dirty.topics[c.Name] = true
+	for _, p := range ts.parts {
+		f.dirty.parts[p.key()] = p
+	}
+	return nil
+}
+
+func closeParts(parts []*partition) {
+	for _, p := range parts {
+		_ = p.log.Close()
+	}
+}
+
+func (f *fsm) applyDeleteTopic(c *deleteTopicCmd) error {
+	f.mu.Lock()
+	ts, ok := f.topics[c.Name]
+	if ok {
+		delete(f.topics, c.Name)
+	}
+	f.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownTopic, c.Name)
+	}
+	for _, p := range ts.parts {
+		delete(f.dirty.parts, p.key())
+		if err := p.log.Remove(); err != nil {
+			f.logger.Error("remove partition", "topic", c.Name, "partition", p.index, "err", err)
+		}
+	}
+	f.dirty.topics[c.Name] = true
+	return nil
+}
+
+func (f *fsm) applyCreatePartitions(c *createPartitionsCmd) error {
+	f.mu.RLock()
+	ts, ok := f.topics[c.Name]
+	f.mu.RUnlock()
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownTopic, c.Name)
+	}
+	have := ts.meta.Partitions
+	if c.Count <= have || c.Count > maxPartitions {
+		return fmt.Errorf("%w: topic %s has %d partitions, asked for %d", ErrInvalidPartitions, c.Name, have, c.Count)
+	}
+	var added []*partition
+	for i := have; i < c.Count; i++ {
+		if err := os.RemoveAll(filepath.Join(f.dataDir, topic.PartitionDir(c.Name, i))); err != nil {
+			closeParts(added)
+			return fmt.Errorf("%w: clear partition dir: %v", ErrStorage, err)
+		}
+		p, err := f.openPartition(c.Name, i, ts.meta.Configs)
+		if err != nil {
+			closeParts(added)
+			return err
+		}
+		added = append(added, p)
+	}
+	f.mu.Lock()
+	ts.parts = append(ts.parts, added...)
+	ts.meta.Partitions = c.Count
+	f.mu.Unlock()
+	f.dirty.topics[c.Name] = true
+	for _, p := range added {
+		f.dirty.parts[p.key()] = p
+	}
+	return nil
+}
+
+func (f *fsm) applyAlterConfigs(c *alterConfigsCmd) error {
+	f.mu.RLock()
+	ts, ok := f.topics[c.Name]
+	f.mu.RUnlock()
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownTopic, c.Name)
+	}
+	next := map[string]string{}
+	if !c.Replace {
+		maps.Copy(next, ts.meta.Configs)
+	}
+	maps.Copy(next, c.Set)
+	for _, k := range c.Delete {
+		delete(next, k)
+	}
+	if err := topic.ValidateConfigs(next); err != nil {
+		return err
+	}
+	cfg := f.logConfig(next)
+	f.mu.Lock()
+	ts.meta.Configs = next
+	f.mu.Unlock()
+	for _, p := range ts.parts {
+		p.log.SetConfig(cfg)
+	}
+	f.dirty.topics[c.Name] = true
+	return nil
+}

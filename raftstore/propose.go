@@ -1,0 +1,148 @@
+package raftstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/raft"
+)
+
+// propose hands a command to raft and waits for it to be applied. The
+// returned value is what the FSM returned for it.
+func (s *Store) propose(ctx context.Context, data []byte) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnknownOutcome, err)
+	}
+	f := s.raft.Apply(data, s.cfg.ApplyTimeout)
+	if err := f.Error(); err != nil {
+		return nil, mapRaftErr(err)
+	}
+	return f.Response(), nil
+}
+
+// proposeAsync hands a command to raft without waiting (acks=0).
+func (s *Store) proposeAsync(data []byte) {
+	f := s.raft.Apply(data, s.cfg.ApplyTimeout)
+	go func() {
+		if err := f.Error(); err != nil {
+			s.logger.Debug("unacknowledged proposal failed", "err", err)
+		}
+	}()
+}
+
+func mapRaftErr(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout):
+		// Never entered the log: a clean "go elsewhere".
+		return fmt.Errorf("%w: %v", ErrNotLeader, err)
+	case errors.Is(err, raft.ErrRaftShutdown):
+		return fmt.Errorf("%w: %v", ErrClosed, err)
+	default:
+		// ErrLeadershipLost and anything else: it may still commit.
+		return fmt.Errorf("%w: %v", ErrUnknownOutcome, err)
+	}
+}
+
+// proposeJSON proposes a metadata command whose FSM result is an error.
+func (s *Store) proposeJSON(ctx context.Context, t cmdType, v any) error {
+	data, err := encodeJSON(t, v)
+	if err != nil {
+		return err
+	}
+	resp, err := s.propose(ctx, data)
+	if err != nil {
+		return err
+	}
+	if e, ok := resp.(error); ok && e != nil {
+		return e
+	}
+	return nil
+}
+
+// CreateTopic creates a topic with the given partitions and config overrides.
+func (s *Store) CreateTopic(ctx context.Context, name string, id [16]byte, partitions int32, configs map[string]string) error {
+	return s.proposeJSON(ctx, cmdCreateTopic, createTopicCmd{Name: name, ID: id, Partitions: partitions, Configs: configs})
+}
+
+// DeleteTopic deletes a topic and its data.
+func (s *Store) DeleteTopic(ctx context.Context, name string) error {
+	return s.proposeJSON(ctx, cmdDeleteTopic, deleteTopicCmd{Name: name})
+}
+
+// CreatePartitions grows a topic to count partitions.
+func (s *Store) CreatePartitions(ctx context.Context, name string, count int32) error {
+	return s.proposeJSON(ctx, cmdCreatePartitions, createPartitionsCmd{Name: name, Count: count})
+}
+
+// AlterConfigs changes a topic's config overrides. With replace, set becomes
+// the whole override set (AlterConfigs); otherwise set and del are applied
+// to the current overrides (IncrementalAlterConfigs).
+func (s *Store) AlterConfigs(ctx context.Context, name string, replace bool, set map[string]string, del []string) error {
+	return s.proposeJSON(ctx, cmdAlterConfigs, alterConfigsCmd{Name: name, Replace: replace, Set: set, Delete: del})
+}
+
+// Produce appends batches in one raft entry, stamped with now (unix ms), and
+// returns one result per batch once the entry is applied.
+func (s *Store) Produce(ctx context.Context, now int64, batches []ProduceBatch) ([]ProduceResult, error) {
+	resp, err := s.propose(ctx, encodeProduce(&produceCmd{Now: now, Batches: batches}))
+	if err != nil {
+		return nil, err
+	}
+	switch r := resp.(type) {
+	case []ProduceResult:
+		return r, nil
+	case error:
+		return nil, r
+	}
+	return nil, fmt.Errorf("%w: unexpected produce result %T", ErrInvalidCommand, resp)
+}
+
+// ProduceAsync proposes batches without waiting for the outcome (acks=0).
+func (s *Store) ProduceAsync(now int64, batches []ProduceBatch) {
+	s.proposeAsync(encodeProduce(&produceCmd{Now: now, Batches: batches}))
+}
+
+// InitProducerID allocates a producer id, or bumps the epoch of an existing
+// one when producerID >= 0 (KIP-360).
+func (s *Store) InitProducerID(ctx context.Context, producerID int64, epoch int16) (InitProducerResult, error) {
+	data, err := encodeJSON(cmdInitProducer, initProducerCmd{ProducerID: producerID, ProducerEpoch: epoch})
+	if err != nil {
+		return InitProducerResult{}, err
+	}
+	resp, err := s.propose(ctx, data)
+	if err != nil {
+		return InitProducerResult{}, err
+	}
+	switch r := resp.(type) {
+	case InitProducerResult:
+		return r, r.Err
+	case error:
+		return InitProducerResult{}, r
+	}
+	return InitProducerResult{}, fmt.Errorf("%w: unexpected init producer result %T", ErrInvalidCommand, resp)
+}
+
+// DeleteRecords moves log start offsets up.
+func (s *Store) DeleteRecords(ctx context.Context, now int64, specs []DeleteRecordsSpec) ([]DeleteRecordsResult, error) {
+	data, err := encodeJSON(cmdDeleteRecords, deleteRecordsCmd{Now: now, Entries: specs})
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.propose(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	switch r := resp.(type) {
+	case []DeleteRecordsResult:
+		return r, nil
+	case error:
+		return nil, r
+	}
+	return nil, fmt.Errorf("%w: unexpected delete records result %T", ErrInvalidCommand, resp)
+}
+
+// ApplyRetention proposes a retention pass stamped with now (unix ms).
+func (s *Store) ApplyRetention(ctx context.Context, now int64) error {
+	return s.proposeJSON(ctx, cmdRetention, retentionCmd{Now: now})
+}

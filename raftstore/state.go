@@ -1,0 +1,66 @@
+package raftstore
+
+import (
+	"github.com/brokerd/brokerd/log"
+	"github.com/brokerd/brokerd/topic"
+)
+
+// topicState is a topic and its open partition logs.
+type topicState struct {
+	meta  topic.Topic
+	parts []*partition
+}
+
+// partition is one partition's log plus the replicated per-partition state
+// that does not live in the segments.
+type partition struct {
+	topic string
+	index int32
+	log   *log.Log
+	// epochs lists (leader epoch, first offset) in increasing order, like
+	// Kafka's leader-epoch-checkpoint; it answers OffsetForLeaderEpoch.
+	epochs []EpochStart
+}
+
+// EpochStart records the first offset written in a leader epoch.
+type EpochStart struct {
+	Epoch       int32 `json:"epoch"`
+	StartOffset int64 `json:"start_offset"`
+}
+
+// partitionCheckpoint is what a checkpoint stores for one partition: the
+// log end offset that the checkpoint's applied index covers.
+type partitionCheckpoint struct {
+	EndOffset int64        `json:"end_offset"`
+	Epochs    []EpochStart `json:"epochs,omitempty"`
+}
+
+func (p *partition) key() string { return partKey(p.topic, p.index) }
+
+// noteEpoch records that a batch written at offset carries epoch.
+func (p *partition) noteEpoch(epoch int32, offset int64) {
+	if n := len(p.epochs); n > 0 && p.epochs[n-1].Epoch >= epoch {
+		return
+	}
+	p.epochs = append(p.epochs, EpochStart{Epoch: epoch, StartOffset: offset})
+}
+
+// EndOffsetForEpoch answers OffsetForLeaderEpoch: the largest epoch <= the
+// asked one and the offset where the next epoch starts (or the log end).
+func (p *partition) endOffsetForEpoch(epoch int32) (int32, int64) {
+	leo := p.log.EndOffset()
+	found := int32(-1)
+	for i, e := range p.epochs {
+		if e.Epoch > epoch {
+			if found < 0 {
+				return -1, -1
+			}
+			return found, e.StartOffset
+		}
+		found = p.epochs[i].Epoch
+	}
+	if found < 0 {
+		return -1, -1
+	}
+	return found, leo
+}

@@ -1,0 +1,311 @@
+package raftstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	wal "github.com/hashicorp/raft-wal"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Store is a node's raft group member: raft, its stores, and the FSM.
+type Store struct {
+	cfg    Config
+	logger *slog.Logger
+	fsm    *fsm
+	raft   *raft.Raft
+	trans  *raft.NetworkTransport
+	closer []io.Closer
+
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	closeMu  sync.Mutex
+	isClosed bool
+}
+
+// Open recovers the FSM from its checkpoint, starts raft and, on a fresh
+// data directory, bootstraps the group.
+func Open(cfg Config) (*Store, error) {
+	cfg.setDefaults()
+	s := &Store{cfg: cfg, logger: cfg.Logger.With("component", "raftstore"), stop: make(chan struct{})}
+	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "raft"), 0o755); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	f, err := openFSM(cfg.DataDir, cfg.Defaults, s.logger)
+	if err != nil {
+		return nil, err
+	}
+	s.fsm = f
+	if err := s.startRaft(); err != nil {
+		s.closeAll()
+		return nil, err
+	}
+	s.wg.Add(1)
+	go s.background()
+	return s, nil
+}
+
+func openFSM(dataDir string, defaults map[string]string, logger *slog.Logger) (*fsm, error) {
+	db, err := bolt.Open(filepath.Join(dataDir, "brokerd-state.db"), 0o644, &bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("open state db: %w", err)
+	}
+	f := &fsm{
+		logger:    logger,
+		dataDir:   dataDir,
+		db:        db,
+		defaults:  defaults,
+		topics:    map[string]*topicState{},
+		brokers:   map[int32]BrokerInfo{},
+		producers: map[int64]*producerState{},
+		notifyCh:  make(chan struct{}),
+	}
+	f.dirty.reset()
+	start := time.Now()
+	if err := f.loadCheckpoint(); err != nil {
+		f.closeLogs()
+		_ = db.Close()
+		return nil, fmt.Errorf("recover state: %w", err)
+	}
+	f.appliedIndex.Store(f.applied)
+	if err := f.removeStrayDirs(); err != nil {
+		f.closeLogs()
+		_ = db.Close()
+		return nil, err
+	}
+	logger.Info("state recovered", "applied_index", f.applied, "topics", len(f.topics), "took", time.Since(start))
+	return f, nil
+}
+
+// removeStrayDirs deletes partition directories the checkpoint does not
+// know: they belong to topics created after it, which raft replays.
+func (f *fsm) removeStrayDirs() error {
+	ents, err := os.ReadDir(f.dataDir)
+	if err != nil {
+		return fmt.Errorf("read data dir: %w", err)
+	}
+	known := map[string]bool{}
+	for _, ts := range f.topics {
+		for i := int32(0); i < ts.meta.Partitions; i++ {
+			known[partKey(ts.meta.Name, i)] = true
+		}
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !isPartitionDir(e.Name()) {
+			continue
+		}
+		name := e.Name()
+		i := len(name) - 1
+		for name[i] != '-' {
+			i--
+		}
+		idx, _ := strconv.Atoi(name[i+1:])
+		if known[partKey(name[:i], int32(idx))] {
+			continue
+		}
+		f.logger.Info("removing partition dir not covered by the checkpoint", "dir", name)
+		if err := os.RemoveAll(filepath.Join(f.dataDir, name)); err != nil {
+			return fmt.Errorf("remove stray dir %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) startRaft() error {
+	cfg := s.cfg
+	rdir := filepath.Join(cfg.DataDir, "raft")
+	hl := newHCLogger("raft", cfg.Logger)
+
+	var logs raft.LogStore
+	switch cfg.LogStore {
+	case "wal":
+		w, err := wal.Open(filepath.Join(rdir, "wal"), wal.WithLogger(newHCLogger("raft-wal", cfg.Logger)))
+		if err != nil {
+			return fmt.Errorf("open raft wal: %w", err)
+		}
+		s.closer = append(s.closer, w)
+		logs = w
+	case "boltdb":
+		b, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(rdir, "raft-log.db")})
+		if err != nil {
+			return fmt.Errorf("open raft log db: %w", err)
+		}
+		s.closer = append(s.closer, b)
+		logs = b
+	default:
+		return fmt.Errorf("unknown raft log store %q (want wal or boltdb)", cfg.LogStore)
+	}
+	stable, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(rdir, "stable.db")})
+	if err != nil {
+		return fmt.Errorf("open raft stable store: %w", err)
+	}
+	s.closer = append(s.closer, stable)
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(rdir, 2, hl)
+	if err != nil {
+		return fmt.Errorf("open snapshot store: %w", err)
+	}
+	adv, err := net.ResolveTCPAddr("tcp", cfg.RaftAdvertise)
+	if err != nil {
+		return fmt.Errorf("resolve raft address %q: %w", cfg.RaftAdvertise, err)
+	}
+	trans, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 3, 10*time.Second, hl)
+	if err != nil {
+		return fmt.Errorf("raft transport on %s: %w", cfg.RaftAddr, err)
+	}
+	s.trans = trans
+
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(strconv.Itoa(int(cfg.NodeID)))
+	rc.Logger = hl
+	rc.NoSnapshotRestoreOnStart = true
+	rc.SnapshotThreshold = cfg.SnapshotThreshold
+	rc.TrailingLogs = cfg.TrailingLogs
+	rc.MaxAppendEntries = 512
+	rc.BatchApplyCh = true
+	if len(cfg.Peers) <= 1 {
+		// A one-member group has nobody to wait for.
+		rc.HeartbeatTimeout = 200 * time.Millisecond
+		rc.ElectionTimeout = 200 * time.Millisecond
+		rc.LeaderLeaseTimeout = 100 * time.Millisecond
+	}
+
+	has, err := raft.HasExistingState(logs, stable, snaps)
+	if err != nil {
+		return fmt.Errorf("inspect raft state: %w", err)
+	}
+	if !has {
+		conf := raft.Configuration{}
+		peers := cfg.Peers
+		if len(peers) == 0 {
+			peers = []Peer{{ID: cfg.NodeID, Addr: string(trans.LocalAddr())}}
+		}
+		for _, p := range peers {
+			conf.Servers = append(conf.Servers, raft.Server{
+				Suffrage: raft.Voter,
+				ID:       raft.ServerID(strconv.Itoa(int(p.ID))),
+				Address:  raft.ServerAddress(p.Addr),
+			})
+		}
+		if err := raft.BootstrapCluster(rc, logs, stable, snaps, trans, conf); err != nil {
+			return fmt.Errorf("bootstrap raft: %w", err)
+		}
+	}
+	r, err := raft.NewRaft(rc, s.fsm, logs, stable, snaps, trans)
+	if err != nil {
+		return fmt.Errorf("start raft: %w", err)
+	}
+	s.raft = r
+	return nil
+}
+
+// background runs the leader's periodic duties and the checkpoint ticker.
+func (s *Store) background() {
+	defer s.wg.Done()
+	ckpt := time.NewTicker(s.cfg.CheckpointInterval)
+	defer ckpt.Stop()
+	ret := time.NewTicker(s.cfg.RetentionCheckInterval)
+	defer ret.Stop()
+	leaderCh := s.raft.LeaderCh()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-ckpt.C:
+			s.fsm.checkpointDue.Store(true)
+		case isLeader := <-leaderCh:
+			if isLeader {
+				s.wg.Add(1)
+				go func() {
+					defer s.wg.Done()
+					s.onLeader()
+				}()
+			}
+		case <-ret.C:
+			if s.IsLeader() {
+				if err := s.proposeJSON(context.Background(), cmdRetention, retentionCmd{Now: time.Now().UnixMilli()}); err != nil {
+					s.logger.Warn("retention proposal failed", "err", err)
+				}
+			}
+		}
+	}
+}
+
+// onLeader runs when this node wins an election.
+func (s *Store) onLeader() {
+	if err := s.raft.Barrier(s.cfg.ApplyTimeout).Error(); err != nil {
+		s.logger.Warn("leader barrier failed", "err", err)
+		return
+	}
+	s.fsm.mu.RLock()
+	cur, ok := s.fsm.brokers[s.cfg.NodeID]
+	s.fsm.mu.RUnlock()
+	if ok && cur == s.cfg.Broker {
+		return
+	}
+	if err := s.proposeJSON(context.Background(), cmdRegisterBroker, registerBrokerCmd{Broker: s.cfg.Broker}); err != nil {
+		s.logger.Warn("register broker failed", "err", err)
+	}
+}
+
+// Close stops raft, checkpoints the FSM and closes every file.
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	if s.isClosed {
+		s.closeMu.Unlock()
+		return nil
+	}
+	s.isClosed = true
+	s.closeMu.Unlock()
+	close(s.stop)
+	var errs []error
+	if err := s.raft.Shutdown().Error(); err != nil {
+		errs = append(errs, fmt.Errorf("raft shutdown: %w", err))
+	}
+	s.wg.Wait()
+	// Raft's FSM goroutine has stopped: nothing else touches the FSM.
+	if err := s.fsm.checkpoint(); err != nil {
+		errs = append(errs, fmt.Errorf("final checkpoint: %w", err))
+	}
+	if err := s.closeAll(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Store) closeAll() error {
+	var errs []error
+	if s.trans != nil {
+		if err := s.trans.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close transport: %w", err))
+		}
+	}
+	for _, c := range s.closer {
+		if err := c.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close raft store: %w", err))
+		}
+	}
+	s.fsm.closeLogs()
+	if err := s.fsm.db.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close state db: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+func (f *fsm) closeLogs() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, ts := range f.topics {
+		closeParts(ts.parts)
+	}
+}
