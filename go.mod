@@ -1,6 +1,6 @@
 module github.com/brokerd/brokerd
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/IBM/sarama v1.61.1 // indirect

@@ -142,3 +142,9 @@ func (s *Store) AppliedIndex() uint64 { return s.fsm.appliedIndex.Load() }
 
 // Stats exposes raft's own statistics (state, term, commit_index, ...).
 func (s *Store) Stats() map[string]string { return s.raft.Stats() }
+
+// Self is this node's Kafka identity as configured.
+func (s *Store) Self() BrokerInfo { return s.cfg.Broker }
+
+// Defaults are the broker-level topic config defaults.
+func (s *Store) Defaults() topic.Defaults { return s.cfg.Defaults }

@@ -1,0 +1,42 @@
+package broker
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// offsetForLeaderEpoch tells a consumer where an epoch it saw ended, so it
+// can detect log truncation (KIP-320).
+func (b *Broker) offsetForLeaderEpoch(r *kmsg.OffsetForLeaderEpochRequest) kmsg.Response {
+	resp := kmsg.NewPtrOffsetForLeaderEpochResponse()
+	leader := b.store.IsLeader()
+	cur := b.store.LeaderEpoch()
+	for _, rt := range r.Topics {
+		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+			sp.Partition, sp.LeaderEpoch, sp.EndOffset = rp.Partition, -1, -1
+			l, ok := b.store.Log(rt.Topic, rp.Partition)
+			switch {
+			case !ok:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case !leader:
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
+			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < cur:
+				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
+			case rp.CurrentLeaderEpoch > cur:
+				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			case rp.LeaderEpoch >= cur:
+				// The current epoch is still open: it ends at the log end.
+				sp.LeaderEpoch, sp.EndOffset = cur, l.EndOffset()
+			default:
+				e, off, _ := b.store.EndOffsetForEpoch(rt.Topic, rp.Partition, rp.LeaderEpoch)
+				sp.LeaderEpoch, sp.EndOffset = e, off
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}

@@ -1,0 +1,84 @@
+package broker
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Special ListOffsets timestamps.
+const (
+	latestTimestamp   = -1
+	earliestTimestamp = -2
+	maxTimestamp      = -3 // KIP-734, v7+
+)
+
+func (b *Broker) listOffsets(r *kmsg.ListOffsetsRequest) kmsg.Response {
+	resp := kmsg.NewPtrListOffsetsResponse()
+	leader := b.store.IsLeader()
+	epoch := b.store.LeaderEpoch()
+	for _, rt := range r.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			l, ok := b.store.Log(rt.Topic, rp.Partition)
+			switch {
+			case !ok:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case !leader:
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
+			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < epoch:
+				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
+			case rp.CurrentLeaderEpoch > epoch:
+				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			default:
+				sp.LeaderEpoch = epoch
+				switch ts := rp.Timestamp; ts {
+				case latestTimestamp:
+					// Without open transactions the last stable offset is
+					// the high watermark for both isolation levels.
+					sp.Offset = l.EndOffset()
+				case earliestTimestamp:
+					sp.Offset = l.StartOffset()
+				case maxTimestamp:
+					var max int64 = -1
+					for _, s := range l.Segments() {
+						if s.MaxTimestamp > max {
+							max = s.MaxTimestamp
+						}
+					}
+					if max >= 0 {
+						if off, found, ok, err := l.OffsetForTimestamp(max); err == nil && ok {
+							sp.Offset, sp.Timestamp = off, found
+						} else if err != nil {
+							sp.ErrorCode = errorCode(err)
+						}
+					}
+				default:
+					if ts < 0 {
+						sp.ErrorCode = kerr.InvalidRequest.Code
+						break
+					}
+					off, found, ok, err := l.OffsetForTimestamp(ts)
+					switch {
+					case err != nil:
+						sp.ErrorCode = errorCode(err)
+					case ok:
+						sp.Offset, sp.Timestamp = off, found
+					}
+				}
+			}
+			if r.Version == 0 && sp.ErrorCode == 0 {
+				// v0 answers with a list of offsets.
+				if rp.MaxNumOffsets > 0 && sp.Offset >= 0 {
+					sp.OldStyleOffsets = []int64{sp.Offset}
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}

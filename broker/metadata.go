@@ -1,0 +1,149 @@
+package broker
+
+import (
+	"context"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brokerd/brokerd/raftstore"
+	"github.com/brokerd/brokerd/topic"
+)
+
+func (b *Broker) metadata(ctx context.Context, r *kmsg.MetadataRequest) kmsg.Response {
+	resp := kmsg.NewPtrMetadataResponse()
+	for _, br := range b.brokers() {
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID, mb.Host, mb.Port = br.NodeID, br.Host, br.Port
+		if br.Rack != "" {
+			rack := br.Rack
+			mb.Rack = &rack
+		}
+		resp.Brokers = append(resp.Brokers, mb)
+	}
+	cid := b.cfg.ClusterID
+	resp.ClusterID = &cid
+	resp.ControllerID = -1
+	if id, ok := b.store.Leader(); ok {
+		resp.ControllerID = id
+	}
+
+	// v0: an empty list means all topics. v1+: null means all, empty none.
+	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
+	if all {
+		for _, t := range b.store.Topics() {
+			resp.Topics = append(resp.Topics, b.topicMetadata(t, 0))
+		}
+		return resp
+	}
+	autoCreate := b.cfg.AutoCreateTopics && (r.Version < 4 || r.AllowAutoTopicCreation)
+	for _, rt := range r.Topics {
+		if rt.Topic == nil {
+			t, ok := b.topicByID(rt.TopicID)
+			if !ok {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.TopicID = rt.TopicID
+				mt.ErrorCode = kerr.UnknownTopicID.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
+			resp.Topics = append(resp.Topics, b.topicMetadata(t, 0))
+			continue
+		}
+		name := *rt.Topic
+		t, ok := b.store.Topic(name)
+		if !ok {
+			code := kerr.UnknownTopicOrPartition.Code
+			if err := topic.ValidateName(name); err != nil {
+				code = kerr.InvalidTopicException.Code
+			} else if autoCreate {
+				created, err := b.autoCreate(ctx, name)
+				if err == nil {
+					resp.Topics = append(resp.Topics, b.topicMetadata(created, 0))
+					continue
+				}
+				code = errorCode(err)
+				if code == kerr.UnknownServerError.Code {
+					code = kerr.LeaderNotAvailable.Code
+				}
+			}
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic = &name
+			mt.ErrorCode = code
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
+		resp.Topics = append(resp.Topics, b.topicMetadata(t, 0))
+	}
+	return resp
+}
+
+// autoCreate creates a topic on first use, as auto.create.topics.enable does.
+func (b *Broker) autoCreate(ctx context.Context, name string) (topic.Topic, error) {
+	err := b.store.CreateTopic(ctx, name, topic.NewID(), b.cfg.NumPartitions, nil)
+	if err != nil && !errors.Is(err, raftstore.ErrTopicExists) {
+		return topic.Topic{}, err
+	}
+	b.logger.Info("auto-created topic", "topic", name, "partitions", b.cfg.NumPartitions)
+	t, ok := b.store.Topic(name)
+	if !ok {
+		return topic.Topic{}, raftstore.ErrUnknownTopic
+	}
+	return t, nil
+}
+
+func (b *Broker) topicMetadata(t topic.Topic, code int16) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	mt.Topic = &name
+	mt.TopicID = t.ID
+	mt.ErrorCode = code
+	replicas := b.replicaIDs()
+	epoch := b.store.LeaderEpoch()
+	for i := int32(0); i < t.Partitions; i++ {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition = i
+		leader, ok := b.store.PartitionLeader(t.Name, i)
+		if !ok {
+			leader = -1
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
+		mp.Leader = leader
+		mp.LeaderEpoch = epoch
+		mp.Replicas = replicas
+		mp.ISR = replicas
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}
+
+// brokers lists registered brokers; before this node has registered itself
+// (the first moments after start) it stands in for itself.
+func (b *Broker) brokers() []raftstore.BrokerInfo {
+	bs := b.store.Brokers()
+	if len(bs) == 0 {
+		bs = []raftstore.BrokerInfo{b.self()}
+	}
+	return bs
+}
+
+func (b *Broker) self() raftstore.BrokerInfo { return b.store.Self() }
+
+func (b *Broker) replicaIDs() []int32 {
+	var ids []int32
+	for _, br := range b.brokers() {
+		ids = append(ids, br.NodeID)
+	}
+	return ids
+}
+
+// topicByID finds a topic by its UUID.
+func (b *Broker) topicByID(id [16]byte) (topic.Topic, bool) {
+	for _, t := range b.store.Topics() {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return topic.Topic{}, false
+}

@@ -1,0 +1,95 @@
+package broker
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brokerd/brokerd/log"
+	"github.com/brokerd/brokerd/raftstore"
+	"github.com/brokerd/brokerd/topic"
+)
+
+// produce validates every partition's batch, proposes all valid batches as
+// one raft entry, and answers once it is applied (acks 1 and -1 both wait
+// for a raft quorum; acks 0 does not wait and sends no response).
+func (b *Broker) produce(ctx context.Context, r *kmsg.ProduceRequest) kmsg.Response {
+	resp := kmsg.NewPtrProduceResponse()
+	type slot struct{ t, p int }
+	var batches []raftstore.ProduceBatch
+	var slots []slot
+	acksOK := r.Acks == 0 || r.Acks == 1 || r.Acks == -1
+	leader := b.store.IsLeader()
+	for ti, rt := range r.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		t, known := b.store.Topic(rt.Topic)
+		maxBytes := int(topic.Resolve(t.Configs, b.defaults()).Int32("max.message.bytes"))
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset = -1
+			sp.LogAppendTime = -1
+			sp.LogStartOffset = -1
+			var err error
+			switch {
+			case !acksOK:
+				err = kerr.InvalidRequiredAcks
+			case topic.ValidateName(rt.Topic) != nil:
+				err = kerr.InvalidTopicException
+			case !known || rp.Partition < 0 || rp.Partition >= t.Partitions:
+				err = kerr.UnknownTopicOrPartition
+			case !leader:
+				err = kerr.NotLeaderForPartition
+			default:
+				_, err = log.ValidateBatch(rp.Records, maxBytes)
+			}
+			if err != nil {
+				sp.ErrorCode = errorCode(err)
+				sp.ErrorMessage = errorMessage(err)
+			} else {
+				batches = append(batches, raftstore.ProduceBatch{Topic: rt.Topic, Partition: rp.Partition, Data: rp.Records})
+				slots = append(slots, slot{ti, len(st.Partitions)})
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if len(batches) == 0 {
+		if r.Acks == 0 {
+			return nil
+		}
+		return resp
+	}
+	now := time.Now().UnixMilli()
+	if r.Acks == 0 {
+		b.store.ProduceAsync(now, batches)
+		return nil
+	}
+	results, err := b.store.Produce(ctx, now, batches)
+	for i, s := range slots {
+		sp := &resp.Topics[s.t].Partitions[s.p]
+		if err != nil {
+			sp.ErrorCode = errorCode(err)
+			sp.ErrorMessage = errorMessage(err)
+			continue
+		}
+		res := results[i]
+		if res.Err != nil {
+			sp.ErrorCode = errorCode(res.Err)
+			sp.ErrorMessage = errorMessage(res.Err)
+			continue
+		}
+		sp.BaseOffset = res.BaseOffset
+		sp.LogStartOffset = res.LogStartOffset
+	}
+	if err != nil {
+		b.logger.Debug("produce proposal failed", "err", err)
+	}
+	return resp
+}
+
+// defaults are the broker-level topic config defaults.
+func (b *Broker) defaults() topic.Defaults { return b.store.Defaults() }

@@ -1,0 +1,50 @@
+package broker
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// apiRange is an advertised version range.
+type apiRange struct{ min, max int16 }
+
+// supported is every API brokerd implements, with the versions it answers.
+// Only what is here is advertised in ApiVersions; everything else closes the
+// connection.
+var supported = map[int16]apiRange{
+	int16(kmsg.Produce):                 {3, 11},
+	int16(kmsg.Fetch):                   {4, 16},
+	int16(kmsg.ListOffsets):             {0, 8},
+	int16(kmsg.Metadata):                {0, 12},
+	int16(kmsg.ApiVersions):             {0, 4},
+	int16(kmsg.CreateTopics):            {0, 7},
+	int16(kmsg.DeleteTopics):            {0, 6},
+	int16(kmsg.InitProducerID):          {0, 4},
+	int16(kmsg.OffsetForLeaderEpoch):    {0, 4},
+	int16(kmsg.DescribeConfigs):         {0, 4},
+	int16(kmsg.AlterConfigs):            {0, 2},
+	int16(kmsg.DescribeLogDirs):         {0, 4},
+	int16(kmsg.CreatePartitions):        {0, 3},
+	int16(kmsg.DeleteRecords):           {0, 2},
+	int16(kmsg.IncrementalAlterConfigs): {0, 1},
+	int16(kmsg.DescribeCluster):         {0, 1},
+}
+
+// Versions reports the advertised range of an API key (a wire.Versions).
+func (b *Broker) Versions(key int16) (int16, int16, bool) {
+	r, ok := supported[key]
+	return r.min, r.max, ok
+}
+
+func (b *Broker) apiVersions(r *kmsg.ApiVersionsRequest) kmsg.Response {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	for _, k := range sortedKeys() {
+		v := supported[k]
+		resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: k, MinVersion: v.min, MaxVersion: v.max})
+	}
+	return resp
+}
+
+func sortedKeys() []int16 { return slices.Sorted(maps.Keys(supported)) }
