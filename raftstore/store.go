@@ -130,6 +130,9 @@ func (s *Store) startRaft() error {
 	var logs raft.LogStore
 	switch cfg.LogStore {
 	case "wal":
+		if err := os.MkdirAll(filepath.Join(rdir, "wal"), 0o755); err != nil {
+			return fmt.Errorf("create raft wal dir: %w", err)
+		}
 		w, err := wal.Open(filepath.Join(rdir, "wal"), wal.WithLogger(newHCLogger("raft-wal", cfg.Logger)))
 		if err != nil {
 			return fmt.Errorf("open raft wal: %w", err)
