@@ -80,6 +80,8 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			// Empty, not null: librdkafka rejects a null record set.
+			sp.RecordBatches = []byte{}
 			l, ok := b.store.Log(name, rp.Partition)
 			switch {
 			case !known && r.Version >= 13:
