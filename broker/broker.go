@@ -68,8 +68,10 @@ func (b *Broker) dispatch(ctx context.Context, req *wire.Request) (kmsg.Response
 	case *kmsg.MetadataRequest:
 		return b.metadata(ctx, r), nil
 	case *kmsg.ProduceRequest:
-		return b.produce(ctx, r), nil
+		return b.produce(ctx, req, r), nil
 	case *kmsg.FetchRequest:
+		// A long poll must not hold up a later produce on the connection.
+		req.ReleaseOrder()
 		return b.fetch(ctx, r), nil
 	case *kmsg.ListOffsetsRequest:
 		return b.listOffsets(r), nil

@@ -2,11 +2,13 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brokerd/brokerd/broker/wire"
 	"github.com/brokerd/brokerd/log"
 	"github.com/brokerd/brokerd/raftstore"
 	"github.com/brokerd/brokerd/topic"
@@ -15,7 +17,11 @@ import (
 // produce validates every partition's batch, proposes all valid batches as
 // one raft entry, and answers once it is applied (acks 1 and -1 both wait
 // for a raft quorum; acks 0 does not wait and sends no response).
-func (b *Broker) produce(ctx context.Context, r *kmsg.ProduceRequest) kmsg.Response {
+//
+// Validation runs concurrently; handing the batches to raft runs in the
+// connection's request order (wire.Request.InOrder), so pipelined requests
+// from one producer are appended in the order they were sent.
+func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.ProduceRequest) kmsg.Response {
 	resp := kmsg.NewPtrProduceResponse()
 	type slot struct{ t, p int }
 	var batches []raftstore.ProduceBatch
@@ -58,17 +64,30 @@ func (b *Broker) produce(ctx context.Context, r *kmsg.ProduceRequest) kmsg.Respo
 		resp.Topics = append(resp.Topics, st)
 	}
 	if len(batches) == 0 {
+		req.ReleaseOrder()
 		if r.Acks == 0 {
 			return nil
 		}
 		return resp
 	}
-	now := time.Now().UnixMilli()
+	var pending *raftstore.PendingProduce
+	err := req.InOrder(ctx, func() {
+		now := time.Now().UnixMilli()
+		if r.Acks == 0 {
+			b.store.ProduceAsync(now, batches)
+			return
+		}
+		pending = b.store.StartProduce(ctx, now, batches)
+	})
 	if r.Acks == 0 {
-		b.store.ProduceAsync(now, batches)
 		return nil
 	}
-	results, err := b.store.Produce(ctx, now, batches)
+	var results []raftstore.ProduceResult
+	if err == nil {
+		results, err = pending.Wait()
+	} else {
+		err = fmt.Errorf("%w: %v", raftstore.ErrUnknownOutcome, err)
+	}
 	for i, s := range slots {
 		sp := &resp.Topics[s.t].Partitions[s.p]
 		if err != nil {

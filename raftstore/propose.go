@@ -85,17 +85,41 @@ func (s *Store) AlterConfigs(ctx context.Context, name string, replace bool, set
 // Produce appends batches in one raft entry, stamped with now (unix ms), and
 // returns one result per batch once the entry is applied.
 func (s *Store) Produce(ctx context.Context, now int64, batches []ProduceBatch) ([]ProduceResult, error) {
-	resp, err := s.propose(ctx, encodeProduce(&produceCmd{Now: now, Batches: batches}))
-	if err != nil {
-		return nil, err
+	return s.StartProduce(ctx, now, batches).Wait()
+}
+
+// PendingProduce is a produce command handed to raft but not yet applied.
+type PendingProduce struct {
+	f   raft.ApplyFuture
+	err error
+}
+
+// StartProduce hands batches to raft and returns without waiting for the
+// commit. Commands started one after another are applied in that order, so
+// a connection's pipelined produce requests keep their order.
+func (s *Store) StartProduce(ctx context.Context, now int64, batches []ProduceBatch) *PendingProduce {
+	if err := ctx.Err(); err != nil {
+		return &PendingProduce{err: fmt.Errorf("%w: %v", ErrUnknownOutcome, err)}
 	}
-	switch r := resp.(type) {
+	return &PendingProduce{f: s.raft.Apply(encodeProduce(&produceCmd{Now: now, Batches: batches}), s.cfg.ApplyTimeout)}
+}
+
+// Wait blocks until the command is applied and returns its per-batch
+// results.
+func (p *PendingProduce) Wait() ([]ProduceResult, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	if err := p.f.Error(); err != nil {
+		return nil, mapRaftErr(err)
+	}
+	switch r := p.f.Response().(type) {
 	case []ProduceResult:
 		return r, nil
 	case error:
 		return nil, r
 	}
-	return nil, fmt.Errorf("%w: unexpected produce result %T", ErrInvalidCommand, resp)
+	return nil, fmt.Errorf("%w: unexpected produce result %T", ErrInvalidCommand, p.f.Response())
 }
 
 // ProduceAsync proposes batches without waiting for the outcome (acks=0).

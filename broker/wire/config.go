@@ -1,0 +1,107 @@
+package wire
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Defaults applied by NewServer to zero (or negative) Config fields.
+const (
+	// DefaultMaxRequestBytes is Kafka's socket.request.max.bytes default.
+	// Only Produce frames may come close to it.
+	DefaultMaxRequestBytes = 100 << 20
+	// DefaultMaxOtherBytes caps every non-Produce frame. 1 MiB holds the
+	// large legitimate ones (a group leader's SyncGroup with every member's
+	// assignment, OffsetCommit of thousands of partitions, a Metadata
+	// request naming tens of thousands of topics) while bounding what kmsg
+	// allocates while decoding a hostile frame: decoding may allocate a few
+	// tens of times the frame size (Metadata about 24x), so this cap keeps a
+	// single bad frame to tens of MiB instead of gigabytes.
+	DefaultMaxOtherBytes = 1 << 20
+	// DefaultMaxInFlightBytes is the memory budget for request frames held in
+	// flight across all connections.
+	DefaultMaxInFlightBytes = 256 << 20
+	// DefaultMaxInFlightPerConn is how many requests one connection may
+	// pipeline before the server stops reading from it. Clients use far
+	// fewer (franz-go and librdkafka default to 5 per connection for
+	// Produce), so this only stops floods.
+	DefaultMaxInFlightPerConn = 64
+	// DefaultIdleTimeout is Kafka's connections.max.idle.ms default.
+	DefaultIdleTimeout = 10 * time.Minute
+	// DefaultReadTimeout bounds the time from a frame's first byte to its
+	// last one.
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultWriteTimeout bounds each write of responses to a client.
+	DefaultWriteTimeout = 30 * time.Second
+)
+
+// minFrameSize is the smallest possible request: api key, api version and
+// correlation id (header v0, no client id).
+const minFrameSize = 8
+
+// Config configures a Server. Zero values take the defaults above.
+type Config struct {
+	// Addr is the TCP address to listen on, e.g. "127.0.0.1:9092" or ":0".
+	Addr string
+	// MaxRequestBytes is socket.request.max.bytes: the cap for Produce
+	// frames.
+	MaxRequestBytes int32
+	// MaxOtherBytes caps every non-Produce frame. It is clamped to
+	// MaxRequestBytes.
+	MaxOtherBytes int32
+	// MaxInFlightBytes is the memory budget for request frames held in
+	// flight across all connections. A frame waits for budget before its
+	// buffer is allocated; a frame larger than the whole budget is charged
+	// the whole budget, so it can still proceed alone.
+	MaxInFlightBytes int64
+	// MaxInFlightPerConn is how many requests a connection may have in
+	// flight (read but not yet answered) before reading from it pauses.
+	MaxInFlightPerConn int
+	// IdleTimeout closes a connection that has had no request, no
+	// response and nothing in flight for this long.
+	IdleTimeout time.Duration
+	// ReadTimeout drops a frame (and its connection) whose bytes take longer
+	// than this from its first byte to its last. Time spent waiting for the
+	// in-flight budget does not count.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds each write to the client; a client that does not
+	// read its responses loses its connection.
+	WriteTimeout time.Duration
+	// Logger receives the package's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults returns c with every unset field at its default.
+func (c Config) withDefaults() Config {
+	if c.MaxRequestBytes <= 0 {
+		c.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if c.MaxRequestBytes < minFrameSize {
+		c.MaxRequestBytes = minFrameSize
+	}
+	if c.MaxOtherBytes <= 0 {
+		c.MaxOtherBytes = DefaultMaxOtherBytes
+	}
+	if c.MaxOtherBytes > c.MaxRequestBytes {
+		c.MaxOtherBytes = c.MaxRequestBytes
+	}
+	if c.MaxInFlightBytes <= 0 {
+		c.MaxInFlightBytes = DefaultMaxInFlightBytes
+	}
+	if c.MaxInFlightPerConn <= 0 {
+		c.MaxInFlightPerConn = DefaultMaxInFlightPerConn
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}

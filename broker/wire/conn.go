@@ -1,0 +1,179 @@
+package wire
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// readBufferSize is each connection's read buffer: enough to take several
+// small pipelined requests in one read, small enough for many idle
+// connections. Frames larger than it are read straight into their own
+// buffer.
+const readBufferSize = 16 << 10
+
+// conn is one client connection: a reader goroutine (serve), a writer
+// goroutine (writeLoop) and one goroutine per request in flight (handle).
+type conn struct {
+	srv    *Server
+	nc     net.Conn
+	br     *bufio.Reader
+	remote net.Addr
+	log    *slog.Logger
+
+	// ctx is what handlers get; cancelled when the connection closes.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// queue holds the requests in flight in read order; tokens bounds how
+	// many there are (the reader takes one before reading a frame, the
+	// writer gives it back once the slot is answered or skipped).
+	queue  chan *slot
+	tokens chan struct{}
+	// lastOrder is the order channel of the last request read (reader
+	// only); the next request waits on it in Request.InOrder.
+	lastOrder <-chan struct{}
+
+	// mu orders Shutdown's stopReading against the reader's switching
+	// between waiting for a frame and reading one, so that only a reader
+	// waiting for a new frame is interrupted.
+	mu            sync.Mutex
+	awaiting      bool
+	stopping      bool
+	stopCh        chan struct{}
+	frameDeadline time.Time // reader only
+
+	// lastActive is the unix nano time of the last frame read or
+	// response written, for the idle timeout.
+	lastActive atomic.Int64
+
+	closeOnce sync.Once
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(s.baseCtx)
+	n := s.cfg.MaxInFlightPerConn
+	c := &conn{
+		srv:    s,
+		nc:     nc,
+		br:     bufio.NewReaderSize(nc, readBufferSize),
+		remote: nc.RemoteAddr(),
+		log:    s.log.With("remote", nc.RemoteAddr().String()),
+		ctx:    ctx,
+		cancel: cancel,
+		queue:  make(chan *slot, n),
+		tokens: make(chan struct{}, n),
+		stopCh: make(chan struct{}),
+	}
+	c.touch()
+	return c
+}
+
+// serve runs the connection until it ends, then untracks it.
+func (c *conn) serve() {
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		// Deferred calls run last first: a panic aborts the connection,
+		// which lets the reader stop, which lets drainQueue finish.
+		defer c.drainQueue()
+		defer c.recoverPanic("writer")
+		c.writeLoop()
+	}()
+
+	err := c.readLoopSafe()
+	close(c.queue)
+	if graceful(err) {
+		// Clean end of input, or Shutdown: the writer answers what is in
+		// flight, then the connection closes.
+		c.log.Debug("wire: connection stops reading", "reason", err)
+	} else {
+		c.logClose(err)
+		c.abort(err)
+	}
+	<-writerDone
+	c.abort(nil)
+	c.srv.untrack(c)
+}
+
+// readLoopSafe runs readLoop, turning a panic into an error.
+func (c *conn) readLoopSafe() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("wire: reader panic", "panic", r, "stack", string(debug.Stack()))
+			err = errors.New("wire: reader panic")
+		}
+	}()
+	return c.readLoop()
+}
+
+// recoverPanic logs a panic in one of the connection's goroutines and
+// closes the connection instead of crashing the process.
+func (c *conn) recoverPanic(where string) {
+	if r := recover(); r != nil {
+		c.log.Error("wire: panic", "in", where, "panic", r, "stack", string(debug.Stack()))
+		c.abort(errors.New("wire: panic in " + where))
+	}
+}
+
+// abort closes the connection now: handlers' contexts are cancelled and
+// unwritten responses are dropped. Safe to call many times.
+func (c *conn) abort(error) {
+	c.closeOnce.Do(func() {
+		c.cancel()
+		_ = c.nc.Close()
+	})
+}
+
+// stopReading makes the reader stop before its next frame (Shutdown). A
+// reader waiting for a frame's first byte is woken at once; one in the
+// middle of a frame finishes reading and dispatching it first.
+func (c *conn) stopReading() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopping {
+		return
+	}
+	c.stopping = true
+	close(c.stopCh)
+	if c.awaiting {
+		_ = c.nc.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
+// touch records activity for the idle timeout.
+func (c *conn) touch() {
+	c.lastActive.Store(time.Now().UnixNano())
+}
+
+// graceful reports whether the reader stopped in a way that lets the
+// requests in flight be answered.
+func graceful(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, errStopped)
+}
+
+// logClose logs why a connection is being closed: quietly for the ordinary
+// reasons, at info for a misbehaving client.
+func (c *conn) logClose(err error) {
+	switch {
+	case err == nil:
+	case errors.Is(err, errIdle), errors.Is(err, net.ErrClosed),
+		errors.Is(err, context.Canceled), errors.Is(err, ErrServerClosed):
+		c.log.Debug("wire: closing connection", "reason", err)
+	default:
+		c.log.Info("wire: closing connection", "reason", err)
+	}
+}
+
+// isTimeout reports whether err is a deadline expiry.
+func isTimeout(err error) bool {
+	return errors.Is(err, os.ErrDeadlineExceeded)
+}

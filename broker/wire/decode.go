@@ -1,0 +1,67 @@
+package wire
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Request is one decoded request handed to a Handler.
+type Request struct {
+	Header RequestHeader
+	// Msg is the decoded body; its version is the header's api version.
+	// Byte fields (such as Produce records) alias the frame buffer, strings
+	// are copies.
+	Msg        kmsg.Request
+	RemoteAddr net.Addr
+	// Size is the frame size: the value of the size prefix, that is the
+	// header and body bytes without the prefix itself.
+	Size int
+
+	order *order // nil outside a connection
+}
+
+// DecodeRequest decodes a whole frame (the bytes after the int32 size
+// prefix): the header, then the body at the header's version. Versions kmsg
+// cannot decode (negative, or above its maximum for the key) are rejected with
+// ErrUnsupportedVersion. A Produce body whose decoding would allocate far
+// more than the frame (see checkProduceCost) is rejected with
+// ErrMalformedBody before kmsg sees it. It never panics, whatever the input.
+func DecodeRequest(frame []byte) (*Request, error) {
+	hdr, err := parseFixedHeader(frame)
+	if err != nil {
+		return nil, err
+	}
+	msg := kmsg.RequestForKey(hdr.APIKey)
+	if msg == nil {
+		return nil, fmt.Errorf("api key %d: %w", hdr.APIKey, ErrUnknownAPIKey)
+	}
+	if !kmsgSupports(msg, hdr.APIVersion) {
+		return nil, fmt.Errorf("api key %d version %d (kmsg knows 0-%d): %w", hdr.APIKey, hdr.APIVersion, msg.MaxVersion(), ErrUnsupportedVersion)
+	}
+	if hdr, err = decodeFrame(frame, hdr, msg); err != nil {
+		return nil, fmt.Errorf("api key %d version %d: %w", hdr.APIKey, hdr.APIVersion, err)
+	}
+	return &Request{Header: hdr, Msg: msg, Size: len(frame)}, nil
+}
+
+// kmsgSupports reports whether kmsg can decode msg at version.
+func kmsgSupports(msg kmsg.Request, version int16) bool {
+	return version >= 0 && version <= msg.MaxVersion()
+}
+
+// decodeBody decodes body into msg, whose version is already set. kmsg bounds
+// every length by the bytes left and should not panic; a panic is turned into
+// an error all the same, since the input is hostile.
+func decodeBody(msg kmsg.Request, body []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("decoder panic: %v: %w", r, ErrMalformedBody)
+		}
+	}()
+	if err := msg.ReadFrom(body); err != nil {
+		return fmt.Errorf("%w: %w", ErrMalformedBody, err)
+	}
+	return nil
+}

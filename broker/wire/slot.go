@@ -1,0 +1,54 @@
+package wire
+
+import (
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// slot is one request's place in its connection's response order. The
+// reader creates it, a handler goroutine fills it, and the writer consumes
+// it in order.
+type slot struct {
+	hdr  RequestHeader
+	req  *Request // nil for answers wire makes itself
+	resp kmsg.Response
+	err  error
+	done chan struct{} // closed once resp and err are set
+
+	// The frame's budget charge is released when both the handler (which
+	// may still reference the frame) and the writer are done with the slot.
+	budget *budget
+	charge int64
+	refs   atomic.Int32
+}
+
+// newSlot returns a slot waiting for a handler.
+func newSlot(hdr RequestHeader, req *Request, b *budget, charge int64) *slot {
+	s := &slot{hdr: hdr, req: req, done: make(chan struct{}), budget: b, charge: charge}
+	s.refs.Store(2)
+	return s
+}
+
+// newAnsweredSlot returns a slot whose response is already known; its frame
+// is no longer referenced, so it holds no budget.
+func newAnsweredSlot(hdr RequestHeader, resp kmsg.Response) *slot {
+	s := &slot{hdr: hdr, resp: resp, done: make(chan struct{})}
+	close(s.done)
+	s.refs.Store(1)
+	return s
+}
+
+// finish records the handler's outcome and drops the handler's reference.
+func (s *slot) finish(resp kmsg.Response, err error) {
+	s.resp, s.err = resp, err
+	close(s.done)
+	s.unref()
+}
+
+// unref drops one reference; the last one releases the frame's budget.
+func (s *slot) unref() {
+	if s.refs.Add(-1) == 0 && s.budget != nil {
+		s.budget.release(s.charge)
+	}
+}
