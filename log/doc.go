@@ -1,0 +1,24 @@
+// Package log owns a partition's data on disk: the Kafka v2 record batches a
+// partition holds, split into segment files named by base offset
+// (00000000000000000000.log), each with a sparse offset index (.index) and a
+// time index (.timeindex), plus a small checkpoint file (log.checkpoint) that
+// records the log start offset and the recovery point.
+//
+// It also owns the record batch format itself: parsing batch headers,
+// validating a produced batch (CRC, record framing, decompression with a hard
+// cap) and rewriting the fields that sit outside the CRC (base offset, leader
+// epoch).
+//
+// The package knows nothing of raft or the Kafka wire. Its callers are the
+// raft FSM, which is the only writer (Append, Truncate, ApplyRetention,
+// AdvanceStartOffset), and fetch handlers, which read concurrently.
+//
+// Determinism: the log never reads the clock. Every decision that depends on
+// time (segment.ms rolling, retention.ms) uses the timestamp the caller passes
+// in, so replicas that apply the same commands end with the same segments.
+//
+// Durability: Append does not fsync; raft's log is what makes a write durable.
+// Flush fsyncs every dirty file and records the recovery point, the end offset
+// as of that flush. Open trusts segments below the recovery point and scans
+// (and if needed truncates) only what lies at or after it.
+package log

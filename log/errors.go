@@ -1,0 +1,30 @@
+package log
+
+import "errors"
+
+var (
+	// ErrCorruptBatch reports a record batch that fails validation: bad
+	// framing, bad CRC, records that do not match the header. Kafka error
+	// CORRUPT_MESSAGE.
+	ErrCorruptBatch = errors.New("corrupt record batch")
+
+	// ErrBatchTooLarge reports a batch longer than the allowed maximum, or
+	// one whose records decompress to more than the decompression cap.
+	// Kafka error MESSAGE_TOO_LARGE.
+	ErrBatchTooLarge = errors.New("record batch too large")
+
+	// ErrUnsupportedMagic reports a batch whose magic byte is not 2. Errors
+	// carrying it also match ErrCorruptBatch.
+	ErrUnsupportedMagic = errors.New("unsupported record batch magic")
+
+	// ErrOffsetOutOfRange reports an offset below the log start offset or
+	// above the log end offset. Kafka error OFFSET_OUT_OF_RANGE.
+	ErrOffsetOutOfRange = errors.New("offset out of range")
+
+	// ErrNotBatchBoundary reports a truncation point that is not the base
+	// offset of a batch.
+	ErrNotBatchBoundary = errors.New("offset is not a batch boundary")
+
+	// ErrClosed reports use of a closed log.
+	ErrClosed = errors.New("log closed")
+)

@@ -1,0 +1,238 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// Log is one partition's log: a directory of segments.
+//
+// One goroutine writes (Append, Truncate, AdvanceStartOffset,
+// ApplyRetention); writers are serialized anyway, so Flush and SetConfig may
+// come from elsewhere. Read, OffsetForTimestamp and the accessors may be
+// called from any number of goroutines at once.
+type Log struct {
+	dir    string
+	logger *slog.Logger
+
+	// wmu serializes the writers and guards the fields below it.
+	wmu           sync.Mutex
+	cfg           Config
+	recoveryPoint int64      // end offset as of the last flush
+	saved         checkpoint // the checkpoint last written
+	dirDirty      bool       // files created or removed since the last flush
+
+	// mu guards segs (which segments exist) and closed. Writers hold wmu
+	// and take mu exclusively to change them; readers hold mu shared for
+	// the whole of a read, so a segment is never closed under them.
+	mu     sync.RWMutex
+	segs   []*segment // ascending base offset; the last is active
+	closed bool
+
+	start atomic.Int64
+	end   atomic.Int64 // published after the batches below it are written
+
+	notifyCh     atomic.Pointer[chan struct{}]
+	notifyWanted atomic.Bool
+}
+
+// StartOffset is the log start offset: the first offset a Read may ask for.
+func (l *Log) StartOffset() int64 { return l.start.Load() }
+
+// EndOffset is the log end offset: the offset the next appended record gets.
+func (l *Log) EndOffset() int64 { return l.end.Load() }
+
+// Dir is the partition directory.
+func (l *Log) Dir() string { return l.dir }
+
+// Config returns the log's current configuration (normalized).
+func (l *Log) Config() Config {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	return l.cfg
+}
+
+// SetConfig replaces the configuration; it applies from the next Append or
+// ApplyRetention on. Sizes of zero or less mean Kafka's defaults.
+func (l *Log) SetConfig(cfg Config) {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	l.cfg = cfg.normalized()
+}
+
+// Size is the total size of the segments in bytes.
+func (l *Log) Size() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var n int64
+	for _, s := range l.segs {
+		n += s.size.Load()
+	}
+	return n
+}
+
+// Segments describes the segments, oldest first; the last is active.
+func (l *Log) Segments() []SegmentInfo {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := make([]SegmentInfo, len(l.segs))
+	for i, s := range l.segs {
+		out[i] = s.info()
+	}
+	return out
+}
+
+// Notify returns a channel that is closed by the next successful Append
+// (or by Close). To wait for data past offset o without missing a wake-up,
+// take the channel first, then check EndOffset, then wait.
+func (l *Log) Notify() <-chan struct{} {
+	ch := *l.notifyCh.Load()
+	l.notifyWanted.Store(true)
+	return ch
+}
+
+// wake closes the current notify channel if anyone has asked for it.
+func (l *Log) wake() {
+	if !l.notifyWanted.Swap(false) {
+		return
+	}
+	ch := make(chan struct{})
+	close(*l.notifyCh.Swap(&ch))
+}
+
+// Flush fsyncs every file written since the last flush and records the
+// recovery point, the end offset as of now, in the checkpoint. Appends
+// wait while it runs.
+func (l *Log) Flush() error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.isClosed() {
+		return ErrClosed
+	}
+	return l.flushLocked()
+}
+
+func (l *Log) flushLocked() error {
+	for _, s := range l.segs {
+		if s.dirty {
+			if err := s.sync(); err != nil {
+				return fmt.Errorf("flush: %w", err)
+			}
+		}
+	}
+	if l.dirDirty {
+		if err := syncDir(l.dir); err != nil {
+			return fmt.Errorf("flush: %w", err)
+		}
+		l.dirDirty = false
+	}
+	l.recoveryPoint = l.end.Load()
+	active := l.active()
+	c := l.checkpointNow()
+	c.ActiveBase, c.ActiveCreated = active.base, active.created
+	return l.saveCheckpoint(c)
+}
+
+// checkpointNow is the checkpoint to write now: the current start offset
+// and recovery point, and the active segment as of the last flush.
+func (l *Log) checkpointNow() checkpoint {
+	c := l.saved
+	c.StartOffset = l.start.Load()
+	c.RecoveryPoint = l.recoveryPoint
+	return c
+}
+
+// saveCheckpoint writes c if it differs from the last one written.
+func (l *Log) saveCheckpoint(c checkpoint) error {
+	if c == l.saved {
+		return nil
+	}
+	if err := writeCheckpoint(l.dir, c); err != nil {
+		return err
+	}
+	l.saved = c
+	return nil
+}
+
+// active is the segment appends go to; writers only.
+func (l *Log) active() *segment { return l.segs[len(l.segs)-1] }
+
+func (l *Log) isClosed() bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.closed
+}
+
+// Close flushes the log and closes its files. Waiters on Notify are woken.
+func (l *Log) Close() error { return l.close(true) }
+
+// Remove closes the log, without flushing, and deletes its directory.
+func (l *Log) Remove() error {
+	cerr := l.close(false)
+	if err := os.RemoveAll(l.dir); err != nil {
+		return errors.Join(cerr, fmt.Errorf("remove log %s: %w", l.dir, err))
+	}
+	return nil
+}
+
+func (l *Log) close(flush bool) error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.isClosed() {
+		return nil
+	}
+	var err error
+	if flush {
+		err = l.flushLocked()
+	}
+	l.mu.Lock()
+	l.closed = true
+	segs := l.segs
+	l.segs = nil
+	l.mu.Unlock()
+	for _, s := range segs {
+		err = errors.Join(err, s.close())
+	}
+	l.notifyWanted.Store(false)
+	close(*l.notifyCh.Load())
+	if err != nil {
+		return fmt.Errorf("close log %s: %w", l.dir, err)
+	}
+	return nil
+}
+
+// segmentFor returns the index of the segment holding offset: the last one
+// whose base is at most offset. Callers hold mu.
+func (l *Log) segmentFor(offset int64) int {
+	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > offset })
+	return max(i-1, 0)
+}
+
+// removeSegments detaches segs[from:to] under mu and deletes their files.
+// Writers only.
+func (l *Log) removeSegments(from, to int, newStart int64) error {
+	if from >= to {
+		return nil
+	}
+	l.mu.Lock()
+	gone := append([]*segment(nil), l.segs[from:to]...)
+	l.segs = append(l.segs[:from], l.segs[to:]...)
+	if newStart > l.start.Load() {
+		l.start.Store(newStart)
+	}
+	l.mu.Unlock()
+	l.dirDirty = true
+	var errs []error
+	for _, s := range gone {
+		errs = append(errs, s.remove())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("remove segments: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package log
+
+import (
+	"fmt"
+)
+
+// Read returns whole batches starting with the one that holds offset, as
+// stored (base offsets absolute), never past the published end offset. The
+// total is at most maxBytes, except that the first batch is returned whole
+// however large (KIP-74), so a consumer always makes progress. A read may
+// span segments. offset == EndOffset returns nothing and no error; an
+// offset below StartOffset or above EndOffset returns ErrOffsetOutOfRange.
+// Read is safe to call from many goroutines, concurrently with the writer.
+func (l *Log) Read(offset int64, maxBytes int32) ([]byte, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return nil, ErrClosed
+	}
+	// Load end before any segment size: sizes are published first, so
+	// every batch below end lies within the sizes read after it.
+	end, start := l.end.Load(), l.start.Load()
+	if offset < start || offset > end {
+		return nil, fmt.Errorf("%w: offset %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, start, end)
+	}
+	if offset == end {
+		return nil, nil
+	}
+	i := l.segmentFor(offset)
+	seg := l.segs[i]
+	hr := newHeaderReader(seg)
+	pos, firstSize, err := hr.findBatch(offset, seg.size.Load())
+	hr.release()
+	if err != nil {
+		return nil, fmt.Errorf("read offset %d: %w", offset, err)
+	}
+
+	// Size the buffer from what the segments hold past pos, then cut it
+	// back to whole batches below end.
+	avail := seg.size.Load() - pos
+	for _, s := range l.segs[i+1:] {
+		avail += s.size.Load()
+	}
+	n := max(min(int64(maxBytes), avail), firstSize)
+	buf := make([]byte, n)
+	filled := int64(0)
+	for s, at := i, pos; filled < n && s < len(l.segs); s, at = s+1, 0 {
+		seg := l.segs[s]
+		want := min(n-filled, seg.size.Load()-at)
+		if _, err := seg.log.ReadAt(buf[filled:filled+want], at); err != nil {
+			return nil, fmt.Errorf("read %s at %d: %w", seg.path, at, err)
+		}
+		filled += want
+	}
+	return buf[:wholeBatches(buf[:filled], end)], nil
+}
+
+// wholeBatches returns the length of the prefix of buf made of whole
+// batches with base offsets below end. The first batch is known to be
+// whole and below end.
+func wholeBatches(buf []byte, end int64) int {
+	cut := 0
+	for {
+		rest := buf[cut:]
+		if len(rest) < BatchHeaderSize {
+			return cut
+		}
+		size := batchSize(rest)
+		if size < BatchHeaderSize || size > int64(len(rest)) || (cut > 0 && batchBase(rest) >= end) {
+			return cut
+		}
+		cut += int(size)
+	}
+}
+
+// OffsetForTimestamp finds the first batch, in offset order, whose max
+// timestamp is at least ts, and returns its base offset (or StartOffset if
+// the batch begins below it) and that max timestamp. ok is false if no
+// batch qualifies. The answer has batch granularity: the offset is where
+// the batch starts, not the first record within it whose timestamp is at
+// least ts, which is what Kafka returns; consumers fetching from it skip
+// nothing they wanted. The special ListOffsets timestamps (-1 latest,
+// -2 earliest) are the caller's to handle.
+func (l *Log) OffsetForTimestamp(ts int64) (offset int64, timestamp int64, ok bool, err error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return 0, 0, false, ErrClosed
+	}
+	end, start := l.end.Load(), l.start.Load()
+	for _, seg := range l.segs {
+		if seg.maxTs.Load() < ts || seg.next.Load() <= start {
+			continue
+		}
+		off, bts, found, err := seg.findTimestamp(ts, start, end)
+		if err != nil {
+			return 0, 0, false, fmt.Errorf("offset for timestamp %d: %w", ts, err)
+		}
+		if found {
+			return off, bts, true, nil
+		}
+	}
+	return 0, 0, false, nil
+}
+
+// findTimestamp scans the segment's batches below end, from the time
+// index's best start, for the first one whose max timestamp is at least ts
+// and which ends past start.
+func (s *segment) findTimestamp(ts, start, end int64) (offset, maxTs int64, found bool, err error) {
+	limit := s.size.Load()
+	hr := newHeaderReader(s)
+	defer hr.release()
+	pos, base := int64(0), s.base
+	rel, ok, err := s.tindex.lookup(ts)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	if ok {
+		if pos, base, err = hr.seek(rel, limit); err != nil {
+			return 0, 0, false, err
+		}
+	}
+	_, err = hr.walk(pos, base, limit, func(hdr []byte) bool {
+		b := batchBase(hdr)
+		if b >= end {
+			return true
+		}
+		if batchNext(hdr) > start && batchMaxTimestamp(hdr) >= ts {
+			offset, maxTs, found = max(b, start), batchMaxTimestamp(hdr), true
+		}
+		return found
+	})
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return offset, maxTs, found, nil
+}

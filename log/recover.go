@@ -1,0 +1,333 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Open opens the partition log in dir, creating the directory and an empty
+// log if needed, and recovers it after a crash:
+//
+//   - segments wholly below the recovery point (the end offset as of the
+//     last Flush) are trusted; their indexes get a cheap sanity check and
+//     are rebuilt if it fails or if they are missing;
+//   - the segment holding the recovery point and every later one are
+//     scanned batch by batch (framing, contiguous offsets, and CRCs from
+//     the recovery point on) and their indexes rebuilt; the first bad batch
+//     and everything after it is truncated, with a warning;
+//   - segments wholly below the log start offset, leftover temporary files
+//     and index files without a segment are deleted.
+//
+// A nil logger means slog.Default().
+func Open(dir string, cfg Config, logger *slog.Logger) (*Log, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	l := &Log{dir: dir, logger: logger.With("log", dir), cfg: cfg.normalized()}
+	ch := make(chan struct{})
+	l.notifyCh.Store(&ch)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	if err := l.recover(); err != nil {
+		for _, s := range l.segs {
+			s.close()
+		}
+		return nil, fmt.Errorf("open log %s: %w", dir, err)
+	}
+	return l, nil
+}
+
+func (l *Log) recover() error {
+	cp, found, err := readCheckpoint(l.dir)
+	if errors.Is(err, errBadCheckpoint) {
+		l.logger.Warn("ignoring unreadable checkpoint; scanning every segment", "err", err)
+	} else if err != nil {
+		return err
+	}
+	if !found {
+		cp = checkpoint{ActiveBase: -1, ActiveCreated: -1}
+		l.saved = checkpoint{StartOffset: -1} // never equal to a real one
+	} else {
+		l.saved = cp
+	}
+	bases, err := l.listSegments()
+	if err != nil {
+		return err
+	}
+	if len(bases) == 0 {
+		return l.resetTo(cp.StartOffset)
+	}
+
+	// The segment holding the recovery point is the first to scan.
+	rp := cp.RecoveryPoint
+	firstScan := 0
+	for i, b := range bases {
+		if b <= rp {
+			firstScan = i
+		}
+	}
+	for i, base := range bases {
+		seg, indexesOK, err := openSegment(l.dir, base, false)
+		if err != nil {
+			return err
+		}
+		l.segs = append(l.segs, seg)
+		st, err := seg.log.Stat()
+		if err != nil {
+			return fmt.Errorf("stat segment: %w", err)
+		}
+		var bad *corruption
+		switch {
+		case i < firstScan:
+			var ok bool
+			if ok, err = l.trustSealed(seg, st.Size(), bases[i+1], indexesOK); err == nil && !ok {
+				l.logger.Warn("rebuilding index of segment", "segment", seg.path)
+				bad, err = l.rebuild(seg, st.Size(), seg.base)
+			}
+		case base <= rp:
+			bad, err = l.recoverFrom(seg, st.Size(), rp, indexesOK)
+		default:
+			bad, err = l.rebuild(seg, st.Size(), seg.base)
+		}
+		if err != nil {
+			return err
+		}
+		last := i == len(bases)-1
+		if bad == nil && !last && bases[i+1] != seg.next.Load() {
+			bad = &corruption{pos: seg.size.Load(), next: seg.next.Load(),
+				reason: fmt.Sprintf("next segment starts at %d", bases[i+1])}
+		}
+		if bad != nil {
+			l.logger.Warn("truncating corrupt log tail", "segment", seg.path, "position", bad.pos,
+				"offset", bad.next, "reason", bad.reason, "later_segments_deleted", len(bases)-i-1)
+			if err := seg.truncateAt(bad.pos, bad.next); err != nil {
+				return err
+			}
+			if err := removeSegmentFiles(l.dir, bases[i+1:]); err != nil {
+				return err
+			}
+			l.dirDirty = true
+			break
+		}
+		if !last {
+			if err := seg.seal(); err != nil {
+				return err
+			}
+		}
+	}
+
+	// Apply the start offset, dropping segments wholly below it.
+	first, active := l.segs[0], l.active()
+	start := max(cp.StartOffset, first.base)
+	end := active.next.Load()
+	if start > end {
+		l.logger.Warn("log ends below its start offset; starting empty", "start", start, "end", end)
+		return l.resetTo(start)
+	}
+	l.start.Store(start)
+	l.end.Store(end)
+	drop := 0
+	for drop < len(l.segs)-1 && l.segs[drop].next.Load() <= start {
+		drop++
+	}
+	if err := l.removeSegments(0, drop, start); err != nil {
+		return err
+	}
+	if found && cp.ActiveBase == active.base && active.size.Load() > 0 {
+		active.created = cp.ActiveCreated
+	}
+	l.recoveryPoint = min(rp, end)
+	return nil
+}
+
+// resetTo replaces every segment with one empty segment at base.
+func (l *Log) resetTo(base int64) error {
+	for _, s := range l.segs {
+		if err := s.remove(); err != nil {
+			return err
+		}
+	}
+	l.segs = nil
+	seg, _, err := openSegment(l.dir, base, true)
+	if err != nil {
+		return err
+	}
+	l.segs = []*segment{seg}
+	l.start.Store(base)
+	l.end.Store(base)
+	l.recoveryPoint = base
+	l.dirDirty = true
+	return nil
+}
+
+// trustSealed restores a flushed, sealed segment from its files without
+// reading its batches, after checking its indexes cheaply: whole entries,
+// first and last entries in order and inside the segment, and the last
+// offset index entry pointing at a batch with the offset it names.
+func (l *Log) trustSealed(s *segment, logSize, nextBase int64, indexesOK bool) (bool, error) {
+	if !indexesOK || (logSize == 0) != (nextBase == s.base) {
+		return false, nil
+	}
+	if n := s.index.entries(); n > 0 {
+		firstRel, _, err := s.index.entry(0)
+		if err != nil {
+			return false, err
+		}
+		rel, pos, err := s.index.entry(n - 1)
+		if err != nil {
+			return false, err
+		}
+		if rel < firstRel || s.base+int64(rel) >= nextBase {
+			return false, nil
+		}
+		if err := s.checkBatchAt(int64(pos), s.base+int64(rel), logSize); errors.Is(err, errIndexMismatch) {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+	}
+	if n := s.tindex.entries(); n > 0 {
+		firstTs, firstRel, err := s.tindex.entry(0)
+		if err != nil {
+			return false, err
+		}
+		if s.tindex.lastTs < firstTs || s.tindex.lastRel < firstRel || s.base+int64(s.tindex.lastRel) >= nextBase {
+			return false, nil
+		}
+	}
+	s.size.Store(logSize)
+	s.next.Store(nextBase)
+	s.maxTs.Store(s.tindex.lastTs)
+	s.offOfMaxTs = s.tindex.lastRel
+	return true, nil
+}
+
+// rebuild discards a segment's indexes and rebuilds them and its state by
+// scanning it from the start, checking CRCs from offset verifyFrom on.
+func (l *Log) rebuild(s *segment, logSize, verifyFrom int64) (*corruption, error) {
+	if err := s.index.truncate(0); err != nil {
+		return nil, err
+	}
+	if err := s.index.loadLast(); err != nil {
+		return nil, err
+	}
+	if err := s.tindex.truncate(0); err != nil {
+		return nil, err
+	}
+	if err := s.tindex.loadLast(); err != nil {
+		return nil, err
+	}
+	s.dirty = true
+	return s.restore(logSize, verifyFrom, l.cfg.IndexIntervalBytes)
+}
+
+// recoverFrom restores the segment holding the recovery point rp: index
+// entries below rp were flushed and are kept; batches from the last of them
+// on are scanned, with CRCs checked from rp.
+func (l *Log) recoverFrom(s *segment, logSize, rp int64, indexesOK bool) (*corruption, error) {
+	if !indexesOK {
+		l.logger.Warn("rebuilding index of segment", "segment", s.path)
+		return l.rebuild(s, logSize, rp)
+	}
+	rel := uint32(min(rp-s.base, math.MaxUint32))
+	if err := s.index.truncateTo(rel); err != nil {
+		return nil, err
+	}
+	if err := s.tindex.truncateTo(rel); err != nil {
+		return nil, err
+	}
+	s.dirty = true
+	bad, err := s.restore(logSize, rp, l.cfg.IndexIntervalBytes)
+	if errors.Is(err, errIndexMismatch) {
+		l.logger.Warn("rebuilding index of segment", "segment", s.path, "err", err)
+		return l.rebuild(s, logSize, rp)
+	}
+	return bad, err
+}
+
+// listSegments returns the base offsets of the segments in the directory,
+// ascending, after deleting temporary files and orphan index files.
+func (l *Log) listSegments() ([]int64, error) {
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list segments: %w", err)
+	}
+	logs := map[int64]bool{}
+	var indexes []string
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasSuffix(name, tmpSuffix) {
+			l.logger.Info("removing leftover temporary file", "file", name)
+			if err := os.Remove(l.path(name)); err != nil {
+				return nil, fmt.Errorf("remove temporary file: %w", err)
+			}
+			continue
+		}
+		base, suffix, ok := parseSegmentName(name)
+		switch {
+		case !ok:
+		case suffix == logSuffix:
+			logs[base] = true
+		default:
+			indexes = append(indexes, name)
+		}
+	}
+	for _, name := range indexes {
+		if base, _, _ := parseSegmentName(name); !logs[base] {
+			l.logger.Info("removing index without a segment", "file", name)
+			if err := os.Remove(l.path(name)); err != nil {
+				return nil, fmt.Errorf("remove orphan index: %w", err)
+			}
+		}
+	}
+	bases := make([]int64, 0, len(logs))
+	for b := range logs {
+		bases = append(bases, b)
+	}
+	slices.Sort(bases)
+	return bases, nil
+}
+
+func (l *Log) path(name string) string { return filepath.Join(l.dir, name) }
+
+// parseSegmentName splits "00000000000000000042.index" into 42 and ".index".
+func parseSegmentName(name string) (base int64, suffix string, ok bool) {
+	if len(name) < 21 {
+		return 0, "", false
+	}
+	suffix = name[20:]
+	if suffix != logSuffix && suffix != indexSuffix && suffix != timeIndexSuffix {
+		return 0, "", false
+	}
+	for _, c := range name[:20] {
+		if c < '0' || c > '9' {
+			return 0, "", false
+		}
+	}
+	base, err := strconv.ParseInt(name[:20], 10, 64)
+	if err != nil {
+		return 0, "", false
+	}
+	return base, suffix, true
+}
+
+// removeSegmentFiles deletes the files of segments that were never opened.
+func removeSegmentFiles(dir string, bases []int64) error {
+	for _, b := range bases {
+		for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+			if err := os.Remove(segmentPath(dir, b, suffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove segment: %w", err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ValidateBatch checks that b is exactly one well-formed magic v2 record
+// batch of at most maxBytes bytes (maxBytes <= 0: no limit), the check a
+// broker makes once on produce. It verifies the length field, the magic
+// byte, the CRC, that the record count is positive and matches
+// lastOffsetDelta, and walks every record: each length must fit in the
+// bytes that remain, offset deltas must run 0..count-1, and nothing may
+// follow the last record. Compressed records are decompressed as a stream
+// with a cap of 4*maxBytes (at most 256 MiB) decompressed bytes.
+//
+// Errors wrap ErrBatchTooLarge (MESSAGE_TOO_LARGE), or ErrCorruptBatch
+// (CORRUPT_MESSAGE); a magic other than 2 also wraps ErrUnsupportedMagic.
+func ValidateBatch(b []byte, maxBytes int) (BatchHeader, error) {
+	if maxBytes > 0 && len(b) > maxBytes {
+		return BatchHeader{}, fmt.Errorf("%w: %d bytes, limit %d", ErrBatchTooLarge, len(b), maxBytes)
+	}
+	h, err := ParseBatchHeader(b)
+	if err != nil {
+		return BatchHeader{}, err
+	}
+	if h.Length < minBatchLength || h.Size() != int64(len(b)) {
+		return h, fmt.Errorf("%w: length field %d does not match %d bytes", ErrCorruptBatch, h.Length, len(b))
+	}
+	if h.Magic != 2 {
+		return h, fmt.Errorf("%w: %w: magic %d", ErrCorruptBatch, ErrUnsupportedMagic, h.Magic)
+	}
+	if got := crc32.Checksum(b[offAttributes:], castagnoli); got != h.CRC {
+		return h, fmt.Errorf("%w: crc %08x, header says %08x", ErrCorruptBatch, got, h.CRC)
+	}
+	if h.RecordCount <= 0 {
+		return h, fmt.Errorf("%w: record count %d", ErrCorruptBatch, h.RecordCount)
+	}
+	if h.LastOffsetDelta != h.RecordCount-1 {
+		return h, fmt.Errorf("%w: last offset delta %d with %d records", ErrCorruptBatch, h.LastOffsetDelta, h.RecordCount)
+	}
+	records := b[BatchHeaderSize:]
+	if codec := h.Compression(); codec == CompressionNone {
+		src := sliceSource{b: records}
+		err = walkRecords(&src, h.RecordCount)
+		if err == nil && src.i != len(records) {
+			err = fmt.Errorf("%d bytes follow the last record", len(records)-src.i)
+		}
+	} else {
+		err = walkCompressed(codec, records, h.RecordCount, decompressCap(maxBytes))
+	}
+	if err != nil {
+		if errors.Is(err, ErrBatchTooLarge) {
+			return h, err
+		}
+		return h, fmt.Errorf("%w: %w", ErrCorruptBatch, err)
+	}
+	return h, nil
+}
