@@ -84,6 +84,9 @@ func encodeProduce(c *produceCmd) []byte {
 
 // decodeProduce parses a produce command. The batch data aliases buf.
 func decodeProduce(buf []byte) (*produceCmd, error) {
+	if len(buf) == 0 || cmdType(buf[0]) != cmdProduce {
+		return nil, fmt.Errorf("%w: not a produce command", ErrInvalidCommand)
+	}
 	r := buf[1:]
 	if len(r) < 12 {
 		return nil, fmt.Errorf("%w: short produce command", ErrInvalidCommand)
