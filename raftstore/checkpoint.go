@@ -19,6 +19,7 @@ var (
 	bucketTopics     = []byte("topics")
 	bucketPartitions = []byte("partitions")
 	bucketProducers  = []byte("producers")
+	bucketOffsets    = []byte("group_offsets")
 
 	keyApplied = []byte("applied_index")
 	keyNextPID = []byte("next_producer_id")
@@ -66,6 +67,9 @@ func (f *fsm) checkpoint() error {
 			if err := putJSON(parts, []byte(key), p.checkpoint()); err != nil {
 				return err
 			}
+		}
+		if err := f.checkpointOffsets(tx); err != nil {
+			return err
 		}
 		prods := tx.Bucket(bucketProducers)
 		for id := range f.dirty.producers {
@@ -148,7 +152,7 @@ func deletePrefix(b *bolt.Bucket, prefix []byte) error {
 // partition log back to exactly the end offset the checkpoint covers.
 func (f *fsm) loadCheckpoint() error {
 	return f.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketTopics, bucketPartitions, bucketProducers} {
+		for _, name := range [][]byte{bucketMeta, bucketTopics, bucketPartitions, bucketProducers, bucketOffsets} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return fmt.Errorf("create bucket %s: %w", name, err)
 			}
@@ -174,6 +178,9 @@ func (f *fsm) loadCheckpoint() error {
 			return nil
 		})
 		if err != nil {
+			return err
+		}
+		if err := f.loadOffsets(tx); err != nil {
 			return err
 		}
 		pb := tx.Bucket(bucketPartitions)
@@ -231,4 +238,44 @@ func isPartitionDir(name string) bool {
 		return false
 	}
 	return topic.ValidateName(name[:i]) == nil
+}
+
+// checkpointOffsets writes the dirty group offsets.
+func (f *fsm) checkpointOffsets(tx *bolt.Tx) error {
+	b := tx.Bucket(bucketOffsets)
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	for k := range f.dirty.offsets {
+		group, rest := splitOffsetKey(k)
+		topicName, part, _ := strings.Cut(rest, "\x00")
+		idx, _ := strconv.Atoi(part)
+		o, ok := f.groups[group][partKey(topicName, int32(idx))]
+		if !ok {
+			if err := b.Delete([]byte(k)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := putJSON(b, []byte(k), o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *fsm) loadOffsets(tx *bolt.Tx) error {
+	return tx.Bucket(bucketOffsets).ForEach(func(k, v []byte) error {
+		var o OffsetCommit
+		if err := json.Unmarshal(v, &o); err != nil {
+			return fmt.Errorf("decode offset %q: %w", k, err)
+		}
+		group, _ := splitOffsetKey(string(k))
+		g := f.groups[group]
+		if g == nil {
+			g = groupOffsets{}
+			f.groups[group] = g
+		}
+		g[partKey(o.Topic, o.Partition)] = o
+		return nil
+	})
 }

@@ -19,6 +19,9 @@ const (
 	cmdDeleteRecords
 	cmdRetention
 	cmdRegisterBroker
+	cmdOffsetCommit
+	cmdOffsetDelete
+	cmdExpireOffsets
 )
 
 func (t cmdType) String() string {
@@ -41,6 +44,12 @@ func (t cmdType) String() string {
 		return "retention"
 	case cmdRegisterBroker:
 		return "register-broker"
+	case cmdOffsetCommit:
+		return "offset-commit"
+	case cmdOffsetDelete:
+		return "offset-delete"
+	case cmdExpireOffsets:
+		return "expire-offsets"
 	}
 	return fmt.Sprintf("cmd(%d)", byte(t))
 }

@@ -23,6 +23,7 @@ type fsm struct {
 	mu      sync.RWMutex
 	topics  map[string]*topicState
 	brokers map[int32]BrokerInfo
+	groups  map[string]groupOffsets
 
 	// Owned by the apply goroutine.
 	producers map[int64]*producerState
@@ -44,6 +45,7 @@ type dirtySet struct {
 	topics    map[string]bool // created, altered or deleted
 	producers map[int64]bool
 	parts     map[string]*partition
+	offsets   map[string]bool // offsetKey
 }
 
 func (d *dirtySet) reset() {
@@ -51,6 +53,7 @@ func (d *dirtySet) reset() {
 	d.topics = make(map[string]bool)
 	d.producers = make(map[int64]bool)
 	d.parts = make(map[string]*partition)
+	d.offsets = make(map[string]bool)
 }
 
 // checkpointBytes bounds how much appended data waits for a checkpoint, and
@@ -151,6 +154,26 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 		f.brokers[c.Broker.NodeID] = c.Broker
 		f.mu.Unlock()
 		f.dirty.meta = true
+		return nil
+	case cmdOffsetCommit:
+		var c offsetCommitCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyOffsetCommit(&c)
+	case cmdOffsetDelete:
+		var c offsetDeleteCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		f.applyOffsetDelete(&c)
+		return nil
+	case cmdExpireOffsets:
+		var c expireOffsetsCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		f.applyExpireOffsets(&c)
 		return nil
 	default:
 		return fmt.Errorf("%w: unknown command type %d at index %d", ErrInvalidCommand, t, l.Index)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 
 	"github.com/hashicorp/raft"
 
@@ -21,6 +22,7 @@ type manifest struct {
 	Topics       []topic.Topic                `json:"topics"`
 	Partitions   map[string]manifestPartition `json:"partitions"`
 	Producers    []*producerState             `json:"producers"`
+	Groups       map[string]groupOffsets      `json:"groups,omitempty"`
 }
 
 type manifestPartition struct {
@@ -41,6 +43,10 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	m.Brokers = make(map[int32]BrokerInfo, len(f.brokers))
 	for id, b := range f.brokers {
 		m.Brokers[id] = b
+	}
+	m.Groups = make(map[string]groupOffsets, len(f.groups))
+	for name, g := range f.groups {
+		m.Groups[name] = maps.Clone(g)
 	}
 	for _, ts := range f.topics {
 		m.Topics = append(m.Topics, ts.meta)

@@ -68,6 +68,7 @@ func openFSM(dataDir string, defaults map[string]string, logger *slog.Logger) (*
 		defaults:  defaults,
 		topics:    map[string]*topicState{},
 		brokers:   map[int32]BrokerInfo{},
+		groups:    map[string]groupOffsets{},
 		producers: map[int64]*producerState{},
 		notifyCh:  make(chan struct{}),
 	}

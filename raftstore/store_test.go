@@ -283,3 +283,49 @@ func TestDeleteRecordsAndSnapshot(t *testing.T) {
 		t.Fatalf("after snapshot and crash: start %d end %d, want 3 and 9", l.StartOffset(), l.EndOffset())
 	}
 }
+
+func TestGroupOffsets(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStore(t, dir)
+	ctx := context.Background()
+	if err := s.CreateTopic(ctx, "in", topic.NewID(), 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	errs, err := s.CommitOffsets(ctx, 1000, "g1", []OffsetCommit{
+		{Topic: "in", Partition: 0, Offset: 5, LeaderEpoch: 2, Metadata: "m"},
+		{Topic: "in", Partition: 1, Offset: 7, LeaderEpoch: -1},
+		{Topic: "missing", Partition: 0, Offset: 1},
+	})
+	if err != nil || errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], ErrUnknownTopic) {
+		t.Fatalf("commit: %v %v", errs, err)
+	}
+	if _, err := s.CommitOffsets(ctx, 5000, "g2", []OffsetCommit{{Topic: "in", Partition: 0, Offset: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	s.crashForTest()
+	s = openTestStore(t, dir)
+	if o, ok := s.GroupOffset("g1", "in", 0); !ok || o.Offset != 5 || o.Metadata != "m" || o.LeaderEpoch != 2 || o.CommitTime != 1000 {
+		t.Fatalf("after crash: %+v %v", o, ok)
+	}
+	if got := s.OffsetGroups(); len(got) != 2 {
+		t.Fatalf("groups %v", got)
+	}
+	// Expiry only touches named (empty) groups and old commits.
+	if err := s.ExpireOffsets(ctx, 4000, 2000, []string{"g1", "g2"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.GroupOffsets("g1")) != 0 || len(s.GroupOffsets("g2")) != 1 {
+		t.Fatalf("after expiry: g1 %v g2 %v", s.GroupOffsets("g1"), s.GroupOffsets("g2"))
+	}
+	if err := s.DeleteOffsets(ctx, "g2", nil, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTestStore(t, dir)
+	defer s.Close()
+	if got := s.OffsetGroups(); len(got) != 0 {
+		t.Fatalf("groups after delete and restart: %v", got)
+	}
+}
