@@ -20,6 +20,7 @@ var (
 	bucketPartitions = []byte("partitions")
 	bucketProducers  = []byte("producers")
 	bucketOffsets    = []byte("group_offsets")
+	bucketTxns       = []byte("transactions")
 
 	keyApplied = []byte("applied_index")
 	keyNextPID = []byte("next_producer_id")
@@ -70,6 +71,14 @@ func (f *fsm) checkpoint() error {
 		}
 		if err := f.checkpointOffsets(tx); err != nil {
 			return err
+		}
+		txb := tx.Bucket(bucketTxns)
+		for id := range f.dirty.txns {
+			if t := f.txns[id]; t != nil {
+				if err := putJSON(txb, []byte(id), t); err != nil {
+					return err
+				}
+			}
 		}
 		prods := tx.Bucket(bucketProducers)
 		for id := range f.dirty.producers {
@@ -123,7 +132,7 @@ func (f *fsm) checkpointTopics(tx *bolt.Tx) error {
 }
 
 func (p *partition) checkpoint() partitionCheckpoint {
-	return partitionCheckpoint{EndOffset: p.log.EndOffset(), Epochs: p.epochs}
+	return partitionCheckpoint{EndOffset: p.log.EndOffset(), Epochs: p.epochs, Open: p.open, Aborted: p.aborted}
 }
 
 func putJSON(b *bolt.Bucket, k []byte, v any) error {
@@ -152,7 +161,7 @@ func deletePrefix(b *bolt.Bucket, prefix []byte) error {
 // partition log back to exactly the end offset the checkpoint covers.
 func (f *fsm) loadCheckpoint() error {
 	return f.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketTopics, bucketPartitions, bucketProducers, bucketOffsets} {
+		for _, name := range [][]byte{bucketMeta, bucketTopics, bucketPartitions, bucketProducers, bucketOffsets, bucketTxns} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return fmt.Errorf("create bucket %s: %w", name, err)
 			}
@@ -181,6 +190,17 @@ func (f *fsm) loadCheckpoint() error {
 			return err
 		}
 		if err := f.loadOffsets(tx); err != nil {
+			return err
+		}
+		err = tx.Bucket(bucketTxns).ForEach(func(k, v []byte) error {
+			var t TxnState
+			if err := json.Unmarshal(v, &t); err != nil {
+				return fmt.Errorf("decode transaction %s: %w", k, err)
+			}
+			f.txns[t.ID] = &t
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 		pb := tx.Bucket(bucketPartitions)
@@ -215,6 +235,8 @@ func (f *fsm) recoverPartition(t topic.Topic, idx int32, raw []byte) (*partition
 		return nil, err
 	}
 	p.epochs = ck.Epochs
+	p.open = ck.Open
+	p.aborted = ck.Aborted
 	switch end := p.log.EndOffset(); {
 	case end > ck.EndOffset:
 		// Appended after the checkpoint: raft replays those entries.

@@ -22,6 +22,11 @@ const (
 	cmdOffsetCommit
 	cmdOffsetDelete
 	cmdExpireOffsets
+	cmdInitTxnProducer
+	cmdAddPartitionsToTxn
+	cmdAddOffsetsToTxn
+	cmdTxnOffsetCommit
+	cmdEndTxn
 )
 
 func (t cmdType) String() string {
@@ -50,6 +55,16 @@ func (t cmdType) String() string {
 		return "offset-delete"
 	case cmdExpireOffsets:
 		return "expire-offsets"
+	case cmdInitTxnProducer:
+		return "init-txn-producer"
+	case cmdAddPartitionsToTxn:
+		return "add-partitions-to-txn"
+	case cmdAddOffsetsToTxn:
+		return "add-offsets-to-txn"
+	case cmdTxnOffsetCommit:
+		return "txn-offset-commit"
+	case cmdEndTxn:
+		return "end-txn"
 	}
 	return fmt.Sprintf("cmd(%d)", byte(t))
 }

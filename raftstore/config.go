@@ -37,6 +37,10 @@ type Config struct {
 	CheckpointInterval time.Duration
 	// RetentionCheckInterval is log.retention.check.interval.ms (default 5m).
 	RetentionCheckInterval time.Duration
+	// TxnTimeoutCheckInterval is how often the leader looks for
+	// transactions past transaction.timeout.ms (Kafka's
+	// transaction.abort.timed.out.transaction.cleanup.interval.ms, 10s).
+	TxnTimeoutCheckInterval time.Duration
 	// SnapshotThreshold and TrailingLogs tune raft's log trimming.
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
@@ -58,6 +62,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.RetentionCheckInterval == 0 {
 		c.RetentionCheckInterval = 5 * time.Minute
+	}
+	if c.TxnTimeoutCheckInterval == 0 {
+		c.TxnTimeoutCheckInterval = 10 * time.Second
 	}
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = 4096

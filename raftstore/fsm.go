@@ -25,7 +25,12 @@ type fsm struct {
 	brokers map[int32]BrokerInfo
 	groups  map[string]groupOffsets
 
-	// Owned by the apply goroutine.
+	// txnMu guards producers, txns and every partition's open and aborted
+	// transaction lists against readers; only the apply goroutine writes.
+	txnMu sync.RWMutex
+	txns  map[string]*TxnState
+
+	// Owned by the apply goroutine (readers take txnMu).
 	producers map[int64]*producerState
 	nextPID   int64
 	applied   uint64
@@ -46,6 +51,7 @@ type dirtySet struct {
 	producers map[int64]bool
 	parts     map[string]*partition
 	offsets   map[string]bool // offsetKey
+	txns      map[string]bool
 }
 
 func (d *dirtySet) reset() {
@@ -54,6 +60,7 @@ func (d *dirtySet) reset() {
 	d.producers = make(map[int64]bool)
 	d.parts = make(map[string]*partition)
 	d.offsets = make(map[string]bool)
+	d.txns = make(map[string]bool)
 }
 
 // checkpointBytes bounds how much appended data waits for a checkpoint, and
@@ -155,6 +162,36 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 		f.mu.Unlock()
 		f.dirty.meta = true
 		return nil
+	case cmdInitTxnProducer:
+		var c initTxnProducerCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyInitTxnProducer(&c, int32(l.Term))
+	case cmdAddPartitionsToTxn:
+		var c addPartitionsToTxnCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyAddPartitionsToTxn(&c)
+	case cmdAddOffsetsToTxn:
+		var c addOffsetsToTxnCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyAddOffsetsToTxn(&c)
+	case cmdTxnOffsetCommit:
+		var c txnOffsetCommitCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyTxnOffsetCommit(&c)
+	case cmdEndTxn:
+		var c endTxnCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyEndTxn(&c, int32(l.Term))
 	case cmdOffsetCommit:
 		var c offsetCommitCmd
 		if err := decodeJSON(l.Data, &c); err != nil {

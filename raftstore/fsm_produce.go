@@ -33,8 +33,8 @@ func (f *fsm) produceOne(b *ProduceBatch, now int64, term int32) ProduceResult {
 	if err != nil {
 		return ProduceResult{Err: fmt.Errorf("%w: %v", ErrInvalidCommand, err)}
 	}
-	if h.Transactional() {
-		return ProduceResult{Err: fmt.Errorf("%w: producer %d", ErrTransactionalNotReady, h.ProducerID)}
+	if h.Transactional() && h.ProducerID < 0 {
+		return ProduceResult{Err: fmt.Errorf("%w: transactional batch without a producer id", ErrInvalidTxnState)}
 	}
 	var prod *producerState
 	first, last := h.BaseSequence, int32(0)
@@ -52,6 +52,11 @@ func (f *fsm) produceOne(b *ProduceBatch, now int64, term int32) ProduceResult {
 		if verdict == seqDuplicate {
 			return ProduceResult{BaseOffset: dup, LogStartOffset: p.log.StartOffset(), Duplicate: true}
 		}
+		if h.Transactional() {
+			if err := f.checkTxnProduce(prod, TopicPartition{b.Topic, b.Partition}); err != nil {
+				return ProduceResult{Err: err}
+			}
+		}
 	}
 	// The entry's bytes may still be in flight to followers: never rewrite
 	// them in place.
@@ -65,8 +70,14 @@ func (f *fsm) produceOne(b *ProduceBatch, now int64, term int32) ProduceResult {
 	}
 	p.noteEpoch(term, base)
 	if prod != nil {
+		f.txnMu.Lock()
 		prod.record(key, first, last, base)
+		prod.LastTimestamp = now
+		f.txnMu.Unlock()
 		f.dirty.producers[prod.ID] = true
+		if h.Transactional() {
+			f.noteTxnWrite(p, prod.ID, base)
+		}
 	}
 	f.dirty.parts[key] = p
 	f.bytesSinceCheckpoint += int64(len(data))
@@ -92,6 +103,8 @@ type InitProducerResult struct {
 }
 
 func (f *fsm) applyInitProducer(c *initProducerCmd) InitProducerResult {
+	f.txnMu.Lock()
+	defer f.txnMu.Unlock()
 	if c.ProducerID >= 0 {
 		// KIP-360: an idempotent producer asks to bump its epoch and keep
 		// its id after an error.

@@ -21,6 +21,11 @@ type producerState struct {
 	ID    int64                  `json:"id"`
 	Epoch int16                  `json:"epoch"`
 	Parts map[string][]batchMeta `json:"parts,omitempty"`
+	// TxnID is the transactional id that owns this producer, if any.
+	TxnID string `json:"txn_id,omitempty"`
+	// LastTimestamp is the leader clock of the producer's last write, for
+	// DescribeProducers.
+	LastTimestamp int64 `json:"last_timestamp,omitempty"`
 }
 
 // seqCheck is the verdict on an incoming batch.

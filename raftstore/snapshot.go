@@ -23,6 +23,7 @@ type manifest struct {
 	Partitions   map[string]manifestPartition `json:"partitions"`
 	Producers    []*producerState             `json:"producers"`
 	Groups       map[string]groupOffsets      `json:"groups,omitempty"`
+	Txns         []*TxnState                  `json:"transactions,omitempty"`
 }
 
 type manifestPartition struct {
@@ -63,6 +64,9 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	for _, p := range f.producers {
 		cp := *p
 		m.Producers = append(m.Producers, &cp)
+	}
+	for _, t := range f.txns {
+		m.Txns = append(m.Txns, t.clone())
 	}
 	buf, err := json.Marshal(&m)
 	if err != nil {

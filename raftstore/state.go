@@ -20,6 +20,12 @@ type partition struct {
 	// epochs lists (leader epoch, first offset) in increasing order, like
 	// Kafka's leader-epoch-checkpoint; it answers OffsetForLeaderEpoch.
 	epochs []EpochStart
+	// open maps a producer with a transaction in progress on this
+	// partition to the transaction's first offset; the smallest is the
+	// last stable offset. aborted lists aborted transactions' ranges for
+	// read_committed fetches. Both are guarded by fsm.txnMu.
+	open    map[int64]int64
+	aborted []AbortedTxn
 }
 
 // EpochStart records the first offset written in a leader epoch.
@@ -31,8 +37,10 @@ type EpochStart struct {
 // partitionCheckpoint is what a checkpoint stores for one partition: the
 // log end offset that the checkpoint's applied index covers.
 type partitionCheckpoint struct {
-	EndOffset int64        `json:"end_offset"`
-	Epochs    []EpochStart `json:"epochs,omitempty"`
+	EndOffset int64           `json:"end_offset"`
+	Epochs    []EpochStart    `json:"epochs,omitempty"`
+	Open      map[int64]int64 `json:"open,omitempty"`
+	Aborted   []AbortedTxn    `json:"aborted,omitempty"`
 }
 
 func (p *partition) key() string { return partKey(p.topic, p.index) }

@@ -69,6 +69,7 @@ func openFSM(dataDir string, defaults map[string]string, logger *slog.Logger) (*
 		topics:    map[string]*topicState{},
 		brokers:   map[int32]BrokerInfo{},
 		groups:    map[string]groupOffsets{},
+		txns:      map[string]*TxnState{},
 		producers: map[int64]*producerState{},
 		notifyCh:  make(chan struct{}),
 	}
@@ -220,6 +221,8 @@ func (s *Store) background() {
 	defer ckpt.Stop()
 	ret := time.NewTicker(s.cfg.RetentionCheckInterval)
 	defer ret.Stop()
+	txnCheck := time.NewTicker(s.cfg.TxnTimeoutCheckInterval)
+	defer txnCheck.Stop()
 	leaderCh := s.raft.LeaderCh()
 	for {
 		select {
@@ -234,6 +237,10 @@ func (s *Store) background() {
 					defer s.wg.Done()
 					s.onLeader()
 				}()
+			}
+		case now := <-txnCheck.C:
+			if s.IsLeader() {
+				s.abortTimedOut(context.Background(), now)
 			}
 		case <-ret.C:
 			if s.IsLeader() {
