@@ -12,6 +12,9 @@ import (
 	"github.com/brokerd/brokerd/topic"
 )
 
+// fetchMaxBytes is Kafka's broker fetch.max.bytes default (55 MiB).
+const fetchMaxBytes = 57671680
+
 // maxFetchWait caps MaxWaitMillis so a client cannot park a request forever.
 const maxFetchWait = 30 * time.Second
 
@@ -60,9 +63,11 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		return resp, 0, true
 	}
-	maxBytes := int(r.MaxBytes)
-	if r.Version < 3 || maxBytes <= 0 {
-		maxBytes = 52428800 // fetch.max.bytes default
+	// The broker's fetch.max.bytes caps what a client may ask for: a read
+	// allocates what it returns.
+	maxBytes := min(int(r.MaxBytes), fetchMaxBytes)
+	if maxBytes <= 0 {
+		maxBytes = fetchMaxBytes
 	}
 	total, failed := 0, false
 	leader := b.store.IsLeader()

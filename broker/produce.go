@@ -32,7 +32,7 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
 		t, known := b.store.Topic(rt.Topic)
-		maxBytes := int(topic.Resolve(t.Configs, b.defaults()).Int32("max.message.bytes"))
+		maxBytes := min(int(topic.Resolve(t.Configs, b.defaults()).Int32(topic.MaxMessageBytes)), raftstore.MaxBatchBytes)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition

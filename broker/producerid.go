@@ -7,19 +7,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// initProducerID hands out idempotent producer ids through raft. A
-// transactional id needs the transaction coordinator, which this broker
-// does not run yet: those requests are refused with a clear error.
+// initProducerID hands out producer ids through raft: a fresh id for an
+// idempotent producer, or the transactional id's id with a bumped epoch.
 func (b *Broker) initProducerID(ctx context.Context, r *kmsg.InitProducerIDRequest) kmsg.Response {
 	resp := kmsg.NewPtrInitProducerIDResponse()
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
-	if r.TransactionalID != nil {
-		b.logger.Warn("transactional producer refused: transactions are not supported yet", "transactional_id", *r.TransactionalID)
-		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
-		return resp
-	}
 	if !b.store.IsLeader() {
 		resp.ErrorCode = kerr.NotCoordinator.Code
+		return resp
+	}
+	if r.TransactionalID != nil {
+		b.initTxnProducer(ctx, r, resp)
 		return resp
 	}
 	pid, epoch := int64(-1), int16(-1)

@@ -15,7 +15,7 @@ import (
 // batch would take it past segment.bytes, its index is full, segment.ms
 // has passed since its first append, or the batch's offsets would not fit
 // its relative offsets.
-func (l *Log) Append(batch []byte, now int64) (int64, error) {
+func (l *Log) Append(batch []byte, now int64) (baseOffset int64, err error) {
 	h, err := ParseBatchHeader(batch)
 	if err != nil {
 		return 0, fmt.Errorf("append: %w", err)

@@ -29,8 +29,8 @@ func (l *Log) Read(offset int64, maxBytes int32) ([]byte, error) {
 	i := l.segmentFor(offset)
 	seg := l.segs[i]
 	hr := newHeaderReader(seg)
+	defer hr.release()
 	pos, firstSize, err := hr.findBatch(offset, seg.size.Load())
-	hr.release()
 	if err != nil {
 		return nil, fmt.Errorf("read offset %d: %w", offset, err)
 	}
@@ -43,8 +43,10 @@ func (l *Log) Read(offset int64, maxBytes int32) ([]byte, error) {
 	}
 	n := max(min(int64(maxBytes), avail), firstSize)
 	buf := make([]byte, n)
-	filled := int64(0)
-	for s, at := i, pos; filled < n && s < len(l.segs); s, at = s+1, 0 {
+	// The header walk's window often holds the data already (reads at the
+	// tail always do); take it from there and read only the rest.
+	filled := int64(hr.cached(buf, pos))
+	for s, at := i, pos+filled; filled < n && s < len(l.segs); s, at = s+1, 0 {
 		seg := l.segs[s]
 		want := min(n-filled, seg.size.Load()-at)
 		if _, err := seg.log.ReadAt(buf[filled:filled+want], at); err != nil {

@@ -3,14 +3,9 @@ package log
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"math"
 	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 )
 
 // Open opens the partition log in dir, creating the directory and an empty
@@ -170,38 +165,71 @@ func (l *Log) resetTo(base int64) error {
 }
 
 // trustSealed restores a flushed, sealed segment from its files without
-// reading its batches, after checking its indexes cheaply: whole entries,
-// first and last entries in order and inside the segment, and the last
-// offset index entry pointing at a batch with the offset it names.
+// reading most of its batches, after cheap checks that its files agree:
+// whole index entries; first and last entries in order and inside the
+// segment; the last offset index entry pointing at a batch with the offset
+// it names; the batches from there on framing exactly to the end of the file
+// and ending at the next segment's base; the last time index entry naming a
+// batch with the timestamp it records, and no later batch exceeding it.
+// false means the indexes must be rebuilt.
 func (l *Log) trustSealed(s *segment, logSize, nextBase int64, indexesOK bool) (bool, error) {
 	if !indexesOK || (logSize == 0) != (nextBase == s.base) {
 		return false, nil
 	}
+	if logSize == 0 {
+		return s.index.entries() == 0 && s.tindex.entries() == 0, nil
+	}
+	pos, base := int64(0), s.base
 	if n := s.index.entries(); n > 0 {
 		firstRel, _, err := s.index.entry(0)
 		if err != nil {
 			return false, err
 		}
-		rel, pos, err := s.index.entry(n - 1)
+		rel, p, err := s.index.entry(n - 1)
 		if err != nil {
 			return false, err
 		}
 		if rel < firstRel || s.base+int64(rel) >= nextBase {
 			return false, nil
 		}
-		if err := s.checkBatchAt(int64(pos), s.base+int64(rel), logSize); errors.Is(err, errIndexMismatch) {
+		pos, base = int64(p), s.base+int64(rel)
+		if err := s.checkBatchAt(pos, base, logSize); errors.Is(err, errIndexMismatch) {
 			return false, nil
 		} else if err != nil {
 			return false, err
 		}
 	}
-	if n := s.tindex.entries(); n > 0 {
+	hr := newHeaderReader(s)
+	defer hr.release()
+	next, tailMax := base, int64(-1)
+	_, err := hr.walk(pos, base, logSize, func(hdr []byte) bool {
+		next, tailMax = batchNext(hdr), max(tailMax, batchMaxTimestamp(hdr))
+		return false
+	})
+	if errors.Is(err, errCorruptSegment) || (err == nil && next != nextBase) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	if s.tindex.entries() == 0 {
+		// No entry means no batch carries a timestamp; check the ends.
+		hdr, _, err := hr.header(0, logSize)
+		if err != nil || batchMaxTimestamp(hdr) >= 0 || tailMax >= 0 {
+			return false, nil
+		}
+	} else {
 		firstTs, firstRel, err := s.tindex.entry(0)
 		if err != nil {
 			return false, err
 		}
-		if s.tindex.lastTs < firstTs || s.tindex.lastRel < firstRel || s.base+int64(s.tindex.lastRel) >= nextBase {
+		if s.tindex.lastTs < firstTs || s.tindex.lastRel < firstRel ||
+			s.base+int64(s.tindex.lastRel) >= nextBase || tailMax > s.tindex.lastTs {
 			return false, nil
+		}
+		if err := s.checkTimeIndex(logSize); errors.Is(err, errIndexMismatch) {
+			return false, nil
+		} else if err != nil {
+			return false, err
 		}
 	}
 	s.size.Store(logSize)
@@ -252,82 +280,4 @@ func (l *Log) recoverFrom(s *segment, logSize, rp int64, indexesOK bool) (*corru
 		return l.rebuild(s, logSize, rp)
 	}
 	return bad, err
-}
-
-// listSegments returns the base offsets of the segments in the directory,
-// ascending, after deleting temporary files and orphan index files.
-func (l *Log) listSegments() ([]int64, error) {
-	entries, err := os.ReadDir(l.dir)
-	if err != nil {
-		return nil, fmt.Errorf("list segments: %w", err)
-	}
-	logs := map[int64]bool{}
-	var indexes []string
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasSuffix(name, tmpSuffix) {
-			l.logger.Info("removing leftover temporary file", "file", name)
-			if err := os.Remove(l.path(name)); err != nil {
-				return nil, fmt.Errorf("remove temporary file: %w", err)
-			}
-			continue
-		}
-		base, suffix, ok := parseSegmentName(name)
-		switch {
-		case !ok:
-		case suffix == logSuffix:
-			logs[base] = true
-		default:
-			indexes = append(indexes, name)
-		}
-	}
-	for _, name := range indexes {
-		if base, _, _ := parseSegmentName(name); !logs[base] {
-			l.logger.Info("removing index without a segment", "file", name)
-			if err := os.Remove(l.path(name)); err != nil {
-				return nil, fmt.Errorf("remove orphan index: %w", err)
-			}
-		}
-	}
-	bases := make([]int64, 0, len(logs))
-	for b := range logs {
-		bases = append(bases, b)
-	}
-	slices.Sort(bases)
-	return bases, nil
-}
-
-func (l *Log) path(name string) string { return filepath.Join(l.dir, name) }
-
-// parseSegmentName splits "00000000000000000042.index" into 42 and ".index".
-func parseSegmentName(name string) (base int64, suffix string, ok bool) {
-	if len(name) < 21 {
-		return 0, "", false
-	}
-	suffix = name[20:]
-	if suffix != logSuffix && suffix != indexSuffix && suffix != timeIndexSuffix {
-		return 0, "", false
-	}
-	for _, c := range name[:20] {
-		if c < '0' || c > '9' {
-			return 0, "", false
-		}
-	}
-	base, err := strconv.ParseInt(name[:20], 10, 64)
-	if err != nil {
-		return 0, "", false
-	}
-	return base, suffix, true
-}
-
-// removeSegmentFiles deletes the files of segments that were never opened.
-func removeSegmentFiles(dir string, bases []int64) error {
-	for _, b := range bases {
-		for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
-			if err := os.Remove(segmentPath(dir, b, suffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("remove segment: %w", err)
-			}
-		}
-	}
-	return nil
 }

@@ -170,6 +170,34 @@ func TestRecovery(t *testing.T) {
 			patchFile(t, path, offsetEntrySize+4, binary.BigEndian.AppendUint32(nil, 1))
 			return b
 		}},
+		{"time index last entry lies", func(t *testing.T, dir string, b []stored, s []SegmentInfo, rp int64) []stored {
+			path := segmentPath(dir, s[0].BaseOffset, timeIndexSuffix)
+			st, _ := os.Stat(path)
+			patchFile(t, path, st.Size()-timeEntrySize, binary.BigEndian.AppendUint64(nil, 1<<50))
+			return b
+		}},
+		{"time index emptied", func(t *testing.T, dir string, b []stored, s []SegmentInfo, rp int64) []stored {
+			os.Truncate(segmentPath(dir, s[0].BaseOffset, timeIndexSuffix), 0)
+			return b
+		}},
+		{"offset index emptied", func(t *testing.T, dir string, b []stored, s []SegmentInfo, rp int64) []stored {
+			os.Truncate(segmentPath(dir, s[0].BaseOffset, indexSuffix), 0)
+			return b
+		}},
+		{"flushed sealed segment cut short", func(t *testing.T, dir string, b []stored, s []SegmentInfo, rp int64) []stored {
+			// Not a crash a flushed log can suffer, but Open must notice the
+			// segment no longer reaches the next one rather than serve holes.
+			var inFirst []stored
+			for _, x := range b {
+				if x.base < s[0].NextOffset {
+					inFirst = append(inFirst, x)
+				}
+			}
+			v := inFirst[len(inFirst)-1]
+			_, pos := position(b, s, v)
+			os.Truncate(s[0].Path, pos+5)
+			return before(b, v.base)
+		}},
 		{"corrupt checkpoint", func(t *testing.T, dir string, b []stored, s []SegmentInfo, rp int64) []stored {
 			os.WriteFile(filepath.Join(dir, checkpointName), []byte("nonsense"), 0o644)
 			return b
@@ -192,6 +220,7 @@ func TestRecovery(t *testing.T) {
 			l := openLog(t, dir, smallConfig())
 			checkContents(t, l, want)
 			checkTimestamps(t, l, want)
+			checkSegmentTimestamps(t, l, want)
 			// The log takes appends again, and a clean reopen agrees.
 			more := appendBatches(t, l, 3, 150, tsIndex)
 			want = append(want, more...)
@@ -208,6 +237,23 @@ func TestRecovery(t *testing.T) {
 				t.Fatal("temporary file survived")
 			}
 		})
+	}
+}
+
+// checkSegmentTimestamps checks each segment's max timestamp, which
+// time-based retention relies on, against the batches.
+func checkSegmentTimestamps(tb testing.TB, l *Log, want []stored) {
+	tb.Helper()
+	for _, s := range l.Segments() {
+		m := int64(-1)
+		for _, b := range want {
+			if b.base >= s.BaseOffset && b.base < s.NextOffset {
+				m = max(m, b.maxTs)
+			}
+		}
+		if s.MaxTimestamp != m {
+			tb.Fatalf("segment %d: max timestamp %d, want %d", s.BaseOffset, s.MaxTimestamp, m)
+		}
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 //
 // A segment whose batches carry no timestamp (max timestamp -1) counts as
 // older than any retention.ms.
-func (l *Log) ApplyRetention(now int64) (int, error) {
+func (l *Log) ApplyRetention(now int64) (deletedSegments int, err error) {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	if l.isClosed() {

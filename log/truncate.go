@@ -50,6 +50,10 @@ func (l *Log) Truncate(endOffset int64) error {
 	err = seg.truncateAt(pos, endOffset)
 	if err == nil {
 		_, err = seg.restore(pos, math.MaxInt64, l.cfg.IndexIntervalBytes)
+		if errors.Is(err, errIndexMismatch) {
+			l.logger.Warn("rebuilding index of segment", "segment", seg.path, "err", err)
+			_, err = l.rebuild(seg, pos, math.MaxInt64)
+		}
 		if endOffset == seg.base {
 			seg.created = -1
 		}

@@ -71,3 +71,38 @@ func FuzzDecodeProduce(f *testing.F) {
 		}
 	})
 }
+
+func TestChunkBatches(t *testing.T) {
+	mk := func(sizes ...int) []ProduceBatch {
+		var out []ProduceBatch
+		for _, s := range sizes {
+			out = append(out, ProduceBatch{Data: make([]byte, s)})
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		sizes []int
+		want  []int // batches per chunk
+	}{
+		{"one small", []int{10}, []int{1}},
+		{"fits", []int{maxEntryBytes / 2, maxEntryBytes / 2}, []int{2}},
+		{"splits", []int{maxEntryBytes / 2, maxEntryBytes/2 + 1, 5}, []int{1, 2}},
+		{"huge alone", []int{1, maxEntryBytes + 1, 1}, []int{1, 1, 1}},
+	}
+	for _, tc := range tests {
+		got := chunkBatches(mk(tc.sizes...))
+		var counts []int
+		for _, c := range got {
+			counts = append(counts, len(c))
+		}
+		if len(counts) != len(tc.want) {
+			t.Fatalf("%s: chunks %v, want %v", tc.name, counts, tc.want)
+		}
+		for i := range counts {
+			if counts[i] != tc.want[i] {
+				t.Fatalf("%s: chunks %v, want %v", tc.name, counts, tc.want)
+			}
+		}
+	}
+}

@@ -88,9 +88,33 @@ func (s *Store) Produce(ctx context.Context, now int64, batches []ProduceBatch) 
 	return s.StartProduce(ctx, now, batches).Wait()
 }
 
-// PendingProduce is a produce command handed to raft but not yet applied.
+// MaxBatchBytes caps one record batch, whatever max.message.bytes says:
+// a raft entry must stay well inside what raft's log store can read back
+// (raft-wal refuses entries over 64 MiB on read).
+const MaxBatchBytes = 32 << 20
+
+// maxEntryBytes is how many batch bytes share one raft entry; a produce
+// request with more is split into several entries, applied in order.
+const maxEntryBytes = 32 << 20
+
+// chunkBatches splits batches into groups of at most maxEntryBytes (a
+// single batch is never split).
+func chunkBatches(batches []ProduceBatch) [][]ProduceBatch {
+	var out [][]ProduceBatch
+	start, size := 0, 0
+	for i, b := range batches {
+		if i > start && size+len(b.Data) > maxEntryBytes {
+			out = append(out, batches[start:i])
+			start, size = i, 0
+		}
+		size += len(b.Data)
+	}
+	return append(out, batches[start:])
+}
+
+// PendingProduce is a produce handed to raft but not yet applied.
 type PendingProduce struct {
-	f   raft.ApplyFuture
+	fs  []raft.ApplyFuture
 	err error
 }
 
@@ -101,30 +125,41 @@ func (s *Store) StartProduce(ctx context.Context, now int64, batches []ProduceBa
 	if err := ctx.Err(); err != nil {
 		return &PendingProduce{err: fmt.Errorf("%w: %v", ErrUnknownOutcome, err)}
 	}
-	return &PendingProduce{f: s.raft.Apply(encodeProduce(&produceCmd{Now: now, Batches: batches}), s.cfg.ApplyTimeout)}
+	p := &PendingProduce{}
+	for _, c := range chunkBatches(batches) {
+		p.fs = append(p.fs, s.raft.Apply(encodeProduce(&produceCmd{Now: now, Batches: c}), s.cfg.ApplyTimeout))
+	}
+	return p
 }
 
-// Wait blocks until the command is applied and returns its per-batch
-// results.
+// Wait blocks until the batches are applied and returns their results, in
+// the order they were given.
 func (p *PendingProduce) Wait() ([]ProduceResult, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
-	if err := p.f.Error(); err != nil {
-		return nil, mapRaftErr(err)
+	var out []ProduceResult
+	for _, f := range p.fs {
+		if err := f.Error(); err != nil {
+			return nil, mapRaftErr(err)
+		}
+		switch r := f.Response().(type) {
+		case []ProduceResult:
+			out = append(out, r...)
+		case error:
+			return nil, r
+		default:
+			return nil, fmt.Errorf("%w: unexpected produce result %T", ErrInvalidCommand, r)
+		}
 	}
-	switch r := p.f.Response().(type) {
-	case []ProduceResult:
-		return r, nil
-	case error:
-		return nil, r
-	}
-	return nil, fmt.Errorf("%w: unexpected produce result %T", ErrInvalidCommand, p.f.Response())
+	return out, nil
 }
 
 // ProduceAsync proposes batches without waiting for the outcome (acks=0).
 func (s *Store) ProduceAsync(now int64, batches []ProduceBatch) {
-	s.proposeAsync(encodeProduce(&produceCmd{Now: now, Batches: batches}))
+	for _, c := range chunkBatches(batches) {
+		s.proposeAsync(encodeProduce(&produceCmd{Now: now, Batches: c}))
+	}
 }
 
 // InitProducerID allocates a producer id, or bumps the epoch of an existing
