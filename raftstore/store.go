@@ -27,6 +27,7 @@ type Store struct {
 	raft   *raft.Raft
 	trans  *raft.NetworkTransport
 	closer []io.Closer
+	lock   *dirLock
 
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -42,8 +43,14 @@ func Open(cfg Config) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "raft"), 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
+	lock, err := lockDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s.lock = lock
 	f, err := openFSM(cfg.DataDir, cfg.Defaults, s.logger)
 	if err != nil {
+		lock.Close()
 		return nil, err
 	}
 	s.fsm = f
@@ -309,6 +316,9 @@ func (s *Store) closeAll() error {
 	s.fsm.closeLogs()
 	if err := s.fsm.db.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close state db: %w", err))
+	}
+	if err := s.lock.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("release data dir lock: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -329,3 +329,17 @@ func TestGroupOffsets(t *testing.T) {
 		t.Fatalf("groups after delete and restart: %v", got)
 	}
 }
+
+func TestDataDirLocked(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStore(t, dir)
+	_, err := Open(Config{NodeID: 1, DataDir: dir, RaftAddr: "127.0.0.1:0", Logger: testLogger()})
+	if err == nil {
+		t.Fatal("second store opened the same data directory")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTestStore(t, dir)
+	s.Close()
+}
