@@ -101,12 +101,18 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool
 				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
 			default:
 				end := l.EndOffset()
-				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = end, end, l.StartOffset()
+				lso := b.store.LastStableOffset(name, rp.Partition)
+				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = end, lso, l.StartOffset()
+				readCommitted := r.IsolationLevel == 1
+				if readCommitted {
+					// read_committed never sees past the last stable offset.
+					end = lso
+				}
 				limit := int(rp.PartitionMaxBytes)
 				if rem := maxBytes - total; rem < limit {
 					limit = rem
 				}
-				if rp.FetchOffset == end || limit <= 0 && total > 0 {
+				if rp.FetchOffset >= end && rp.FetchOffset <= sp.HighWatermark || limit <= 0 && total > 0 {
 					break
 				}
 				if limit <= 0 {
@@ -120,13 +126,21 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool
 					}
 					break
 				}
+				if readCommitted {
+					data = truncateBatchesAt(data, end)
+				}
 				// KIP-74: only the first non-empty partition may overshoot
 				// the response limit.
-				if total > 0 && total+len(data) > maxBytes {
+				if len(data) == 0 || total > 0 && total+len(data) > maxBytes {
 					break
 				}
 				sp.RecordBatches = data
 				total += len(data)
+				if readCommitted {
+					for _, a := range b.store.AbortedTxns(name, rp.Partition, rp.FetchOffset, end) {
+						sp.AbortedTransactions = append(sp.AbortedTransactions, kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
+					}
+				}
 			}
 			if sp.ErrorCode != 0 {
 				failed = true
@@ -136,4 +150,18 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, total, failed
+}
+
+// truncateBatchesAt drops whole batches that start at or after end (the
+// last stable offset): read_committed consumers get nothing undecided.
+func truncateBatchesAt(data []byte, end int64) []byte {
+	n := 0
+	for n < len(data) {
+		h, err := log.ParseBatchHeader(data[n:])
+		if err != nil || h.BaseOffset >= end {
+			break
+		}
+		n += int(h.Size())
+	}
+	return data[:n]
 }

@@ -37,9 +37,10 @@ func (b *Broker) listOffsets(r *kmsg.ListOffsetsRequest) kmsg.Response {
 				sp.LeaderEpoch = epoch
 				switch ts := rp.Timestamp; ts {
 				case latestTimestamp:
-					// Without open transactions the last stable offset is
-					// the high watermark for both isolation levels.
 					sp.Offset = l.EndOffset()
+					if r.IsolationLevel == 1 {
+						sp.Offset = b.store.LastStableOffset(rt.Topic, rp.Partition)
+					}
 				case earliestTimestamp:
 					sp.Offset = l.StartOffset()
 				case maxTimestamp:
