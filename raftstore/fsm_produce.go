@@ -71,6 +71,9 @@ func (f *fsm) produceOne(b *ProduceBatch, now int64, term int32) ProduceResult {
 	p.noteEpoch(term, base)
 	if prod != nil {
 		f.txnMu.Lock()
+		if prod.Epoch != h.ProducerEpoch {
+			prod.Epoch, prod.Parts = h.ProducerEpoch, nil
+		}
 		prod.record(key, first, last, base)
 		prod.LastTimestamp = now
 		f.txnMu.Unlock()

@@ -34,6 +34,9 @@ type seqCheck int
 const (
 	seqAppend seqCheck = iota
 	seqDuplicate
+	// seqNewEpoch appends and moves the producer to the batch's epoch,
+	// forgetting the old epoch's sequences.
+	seqNewEpoch
 )
 
 // check decides whether a batch with the given epoch and sequences may be
@@ -44,9 +47,13 @@ func (p *producerState) check(key string, epoch int16, first, last int32) (seqCh
 		return 0, 0, fmt.Errorf("%w: producer %d epoch %d is older than %d", ErrInvalidProducerEpoch, p.ID, epoch, p.Epoch)
 	}
 	if epoch > p.Epoch {
-		// A newer epoch than InitProducerId handed out cannot come from a
-		// well-behaved client.
-		return 0, 0, fmt.Errorf("%w: producer %d epoch %d is newer than %d", ErrInvalidProducerEpoch, p.ID, epoch, p.Epoch)
+		// An idempotent producer may bump its own epoch after an error and
+		// restart its sequences at 0 (franz-go does, as Kafka allows). A
+		// transactional producer's epoch only moves through InitProducerId.
+		if p.TxnID != "" || first != 0 {
+			return 0, 0, fmt.Errorf("%w: producer %d epoch %d is newer than %d", ErrInvalidProducerEpoch, p.ID, epoch, p.Epoch)
+		}
+		return seqNewEpoch, 0, nil
 	}
 	win := p.Parts[key]
 	for _, b := range win {

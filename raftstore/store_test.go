@@ -186,7 +186,7 @@ func TestIdempotentProducer(t *testing.T) {
 		{"retry of first", opt(0, 0), 2, nil, 0, true},
 		{"retry of second", opt(0, 2), 3, nil, 2, true},
 		{"gap", opt(0, 9), 1, ErrOutOfOrderSequence, 0, false},
-		{"future epoch", opt(1, 0), 1, ErrInvalidProducerEpoch, 0, false},
+		{"future epoch mid-sequence", opt(1, 3), 1, ErrInvalidProducerEpoch, 0, false},
 		{"unknown producer", batchtest.Options{ProducerID: 999, BaseSequence: 0}, 1, ErrUnknownProducerID, 0, false},
 		{"in order after errors", opt(0, 5), 1, nil, 5, false},
 	}
@@ -214,6 +214,14 @@ func TestIdempotentProducer(t *testing.T) {
 	}
 	if r := produce(t, s, "idem", 0, opt(1, 0), "new"); r.Err != nil || r.BaseOffset != 6 {
 		t.Fatalf("new epoch: %+v", r)
+	}
+	// A client-side epoch bump (franz-go after a sequence error) restarts
+	// at sequence 0 and fences the old epoch.
+	if r := produce(t, s, "idem", 0, opt(2, 0), "bumped"); r.Err != nil || r.BaseOffset != 7 {
+		t.Fatalf("client epoch bump: %+v", r)
+	}
+	if r := produce(t, s, "idem", 0, opt(1, 1), "old"); !errors.Is(r.Err, ErrInvalidProducerEpoch) {
+		t.Fatalf("epoch 1 after the bump: %v", r.Err)
 	}
 }
 
