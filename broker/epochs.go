@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -18,15 +17,9 @@ func (b *Broker) offsetForLeaderEpoch(r *kmsg.OffsetForLeaderEpochRequest) kmsg.
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition, sp.LeaderEpoch, sp.EndOffset = rp.Partition, -1, -1
 			l, ok := b.store.Log(rt.Topic, rp.Partition)
+			sp.ErrorCode = leaderCheck(ok, leader, rp.CurrentLeaderEpoch, cur)
 			switch {
-			case !ok:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case !leader:
-				sp.ErrorCode = kerr.NotLeaderForPartition.Code
-			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < cur:
-				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
-			case rp.CurrentLeaderEpoch > cur:
-				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			case sp.ErrorCode != 0:
 			case rp.LeaderEpoch >= cur:
 				// The current epoch is still open: it ends at the log end.
 				sp.LeaderEpoch, sp.EndOffset = cur, l.EndOffset()

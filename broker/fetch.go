@@ -91,14 +91,8 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool
 			switch {
 			case !known && r.Version >= 13:
 				sp.ErrorCode = kerr.UnknownTopicID.Code
-			case !ok:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case !leader:
-				sp.ErrorCode = kerr.NotLeaderForPartition.Code
-			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < epoch:
-				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
-			case rp.CurrentLeaderEpoch > epoch:
-				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			case leaderCheck(ok, leader, rp.CurrentLeaderEpoch, epoch) != 0:
+				sp.ErrorCode = leaderCheck(ok, leader, rp.CurrentLeaderEpoch, epoch)
 			default:
 				end := l.EndOffset()
 				lso := b.store.LastStableOffset(name, rp.Partition)

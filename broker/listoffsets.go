@@ -24,15 +24,9 @@ func (b *Broker) listOffsets(r *kmsg.ListOffsetsRequest) kmsg.Response {
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			l, ok := b.store.Log(rt.Topic, rp.Partition)
+			sp.ErrorCode = leaderCheck(ok, leader, rp.CurrentLeaderEpoch, epoch)
 			switch {
-			case !ok:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case !leader:
-				sp.ErrorCode = kerr.NotLeaderForPartition.Code
-			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < epoch:
-				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
-			case rp.CurrentLeaderEpoch > epoch:
-				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			case sp.ErrorCode != 0:
 			default:
 				sp.LeaderEpoch = epoch
 				switch ts := rp.Timestamp; ts {
@@ -44,18 +38,12 @@ func (b *Broker) listOffsets(r *kmsg.ListOffsetsRequest) kmsg.Response {
 				case earliestTimestamp:
 					sp.Offset = l.StartOffset()
 				case maxTimestamp:
-					var max int64 = -1
-					for _, s := range l.Segments() {
-						if s.MaxTimestamp > max {
-							max = s.MaxTimestamp
-						}
-					}
-					if max >= 0 {
-						if off, found, ok, err := l.OffsetForTimestamp(max); err == nil && ok {
-							sp.Offset, sp.Timestamp = off, found
-						} else if err != nil {
-							sp.ErrorCode = errorCode(err)
-						}
+					off, found, ok, err := l.MaxTimestampOffset()
+					switch {
+					case err != nil:
+						sp.ErrorCode = errorCode(err)
+					case ok:
+						sp.Offset, sp.Timestamp = off, found
 					}
 				default:
 					if ts < 0 {

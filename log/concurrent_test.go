@@ -2,6 +2,7 @@ package log
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -107,6 +108,10 @@ func TestConcurrentReaders(t *testing.T) {
 				}
 				if _, _, _, err := l.OffsetForTimestamp(tsIndex(rng.IntN(total))); err != nil {
 					report(err)
+					return
+				}
+				if off, ts, ok, err := l.MaxTimestampOffset(); err != nil || (ok && ts < 0) {
+					report(fmt.Errorf("MaxTimestampOffset() = %d, %d, %v, %v", off, ts, ok, err))
 					return
 				}
 			}

@@ -118,8 +118,8 @@ var (
 
 // walkCompressed decompresses data with codec, never producing more than
 // limit bytes, and walks count records from it, requiring that nothing
-// follows the last record.
-func walkCompressed(codec int8, data []byte, count int32, limit int64) error {
+// follows the last record unless visit ends the walk early.
+func walkCompressed(codec int8, data []byte, count int32, limit int64, visit recordVisitor) error {
 	switch codec {
 	case CompressionGzip:
 		s := gzipPool.Get().(*gzipStream)
@@ -128,21 +128,21 @@ func walkCompressed(codec int8, data []byte, count int32, limit int64) error {
 		if err := s.dec.Reset(&s.src); err != nil {
 			return fmt.Errorf("gzip header: %w", err)
 		}
-		return walkStream(s.reset(&s.dec, limit), count)
+		return walkStream(s.reset(&s.dec, limit), count, visit)
 	case CompressionSnappy:
 		if !isXerial(data) {
-			return walkRawSnappy(data, count, limit)
+			return walkRawSnappy(data, count, limit, visit)
 		}
 		s := snappyPool.Get().(*snappyStream)
 		defer snappyPool.Put(s)
 		s.dec.reset(data, limit)
-		return walkStream(s.reset(&s.dec, limit), count)
+		return walkStream(s.reset(&s.dec, limit), count, visit)
 	case CompressionLZ4:
 		s := lz4Pool.Get().(*lz4Stream)
 		defer lz4Pool.Put(s)
 		s.src.Reset(data)
 		s.dec.Reset(&s.src)
-		return walkStream(s.reset(s.dec, limit), count)
+		return walkStream(s.reset(s.dec, limit), count, visit)
 	case CompressionZstd:
 		s, err := getZstd()
 		if err != nil {
@@ -154,7 +154,7 @@ func walkCompressed(codec int8, data []byte, count int32, limit int64) error {
 		if err := s.dec.ResetWithOptions(&s.src, zstd.WithDecoderMaxWindow(window), zstd.WithDecoderMaxMemory(window)); err != nil {
 			return fmt.Errorf("zstd: %w", err)
 		}
-		return walkStream(s.reset(s.dec, limit), count)
+		return walkStream(s.reset(s.dec, limit), count, visit)
 	default:
 		return fmt.Errorf("unknown compression codec %d", codec)
 	}
@@ -173,9 +173,10 @@ func getZstd() (*zstdStream, error) {
 
 // walkStream walks count records from r and then requires end of stream,
 // which also makes codecs with trailers (gzip, lz4, zstd checksums) verify
-// them.
-func walkStream(r *bufio.Reader, count int32) error {
-	if err := walkRecords(r, count); err != nil {
+// them. A walk that visit ends early stops reading there.
+func walkStream(r *bufio.Reader, count int32, visit recordVisitor) error {
+	stopped, err := walkRecords(r, count, visit)
+	if err != nil || stopped {
 		return err
 	}
 	if _, err := r.ReadByte(); err == nil {

@@ -7,7 +7,9 @@
 // It also owns the record batch format itself: parsing batch headers,
 // validating a produced batch (CRC, record framing, decompression with a hard
 // cap) and rewriting the fields that sit outside the CRC (base offset, leader
-// epoch).
+// epoch). One record walker serves validation and the ListOffsets searches
+// (OffsetForTimestamp, MaxTimestampOffset), which answer with the exact
+// record, as Kafka does, decoding only the batches that can hold it.
 //
 // The package knows nothing of raft or the Kafka wire. Its callers are the
 // raft FSM, which is the only writer (Append, Truncate, ApplyRetention,

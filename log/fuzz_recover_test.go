@@ -131,12 +131,14 @@ func FuzzRecover(f *testing.F) {
 				}
 			}
 		}
-		for _, ts := range []int64{0, tsIndex(10), tsIndex(20), tsIndex(40)} {
+		for _, ts := range []int64{0, tsIndex(10), tsIndex(10) + 1, tsIndex(20), tsIndex(40)} {
 			off, got, ok, err := l.OffsetForTimestamp(ts)
-			if err != nil || (ok && (got < ts || off < start || off >= end)) {
-				t.Fatalf("OffsetForTimestamp(%d) = %d, %d, %v, %v", ts, off, got, ok, err)
+			wantOff, wantTs, wantOK := firstAtOrAfter(want, start, ts)
+			if err != nil || ok != wantOK || off != wantOff || got != wantTs {
+				t.Fatalf("OffsetForTimestamp(%d) = %d, %d, %v, %v; want %d, %d, %v", ts, off, got, ok, err, wantOff, wantTs, wantOK)
 			}
 		}
+		checkMaxTimestamp(t, l, want)
 		// The log still takes appends at its end.
 		b := simpleBatch(t, 2, 10, 5)
 		if base, err := l.Append(b, 5); err != nil || base != end {

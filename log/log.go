@@ -14,8 +14,8 @@ import (
 //
 // One goroutine writes (Append, Truncate, AdvanceStartOffset,
 // ApplyRetention); writers are serialized anyway, so Flush and SetConfig may
-// come from elsewhere. Read, OffsetForTimestamp and the accessors may be
-// called from any number of goroutines at once.
+// come from elsewhere. Read, OffsetForTimestamp, MaxTimestampOffset and
+// the accessors may be called from any number of goroutines at once.
 type Log struct {
 	dir    string
 	logger *slog.Logger

@@ -380,18 +380,10 @@ func TestOffsetForTimestamp(t *testing.T) {
 		return tsIndex(i)
 	}
 	batches := appendBatches(t, l, 60, 150, ts)
-	first := func(target, start int64) (int64, int64, bool) {
-		for _, b := range batches {
-			if b.next > start && b.maxTs >= target {
-				return max(b.base, start), b.maxTs, true
-			}
-		}
-		return 0, 0, false
-	}
 	check := func(target int64) {
 		t.Helper()
 		off, got, ok, err := l.OffsetForTimestamp(target)
-		wantOff, wantTs, wantOK := first(target, l.StartOffset())
+		wantOff, wantTs, wantOK := firstAtOrAfter(batches, l.StartOffset(), target)
 		if err != nil || ok != wantOK || off != wantOff || got != wantTs {
 			t.Fatalf("OffsetForTimestamp(%d) = %d, %d, %v, %v; want %d, %d, %v", target, off, got, ok, err, wantOff, wantTs, wantOK)
 		}
@@ -399,15 +391,20 @@ func TestOffsetForTimestamp(t *testing.T) {
 	for _, target := range []int64{-5, 0, 504, 999, 1000, 1001, 1010, 1200, 1300, 1590, 1591, 5000} {
 		check(target)
 	}
-	for target := int64(990); target < 1700; target += 7 {
+	for target := int64(990); target < 1700; target++ {
 		check(target)
 	}
+	checkMaxTimestamp(t, l, batches)
 	if err := l.AdvanceStartOffset(batches[20].base + 1); err != nil {
 		t.Fatal(err)
 	}
 	for _, target := range []int64{0, 1000, 1200, 1210, 1300} {
 		check(target)
 	}
+	for target := int64(1190); target < 1230; target++ {
+		check(target)
+	}
+	checkMaxTimestamp(t, l, batches)
 }
 
 func TestNotify(t *testing.T) {

@@ -35,6 +35,7 @@ func openLog(tb testing.TB, dir string, cfg Config) *Log {
 type stored struct {
 	base, next int64
 	maxTs      int64
+	ts         []int64 // the records' timestamps, in offset order
 	bytes      []byte
 }
 
@@ -64,7 +65,11 @@ func appendCounted(tb testing.TB, l *Log, n, size int, ts func(i int) int64, cou
 		if h.BaseOffset != base {
 			tb.Fatalf("batch %d: base offset %d not rewritten to %d", i, h.BaseOffset, base)
 		}
-		out = append(out, stored{base: base, next: h.NextOffset(), maxTs: h.MaxTimestamp, bytes: bytes.Clone(b)})
+		times := make([]int64, count(i))
+		for j := range times {
+			times[j] = ts(i) + int64(j) // recs gives record j delta j
+		}
+		out = append(out, stored{base: base, next: h.NextOffset(), maxTs: h.MaxTimestamp, ts: times, bytes: bytes.Clone(b)})
 	}
 	return out
 }
@@ -123,5 +128,41 @@ func crash(tb testing.TB, l *Log) {
 	tb.Helper()
 	if err := l.close(false); err != nil {
 		tb.Fatal(err)
+	}
+}
+
+// firstAtOrAfter is OffsetForTimestamp by brute force: the first record of
+// batches at or past start whose timestamp is at least ts.
+func firstAtOrAfter(batches []stored, start, ts int64) (offset, timestamp int64, ok bool) {
+	for _, b := range batches {
+		for j, t := range b.ts {
+			if off := b.base + int64(j); off >= start && t >= ts {
+				return off, t, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// maxAtOrAfter is MaxTimestampOffset by brute force: the first record at
+// or past start with the largest timestamp of zero or more.
+func maxAtOrAfter(batches []stored, start int64) (offset, timestamp int64, ok bool) {
+	for _, b := range batches {
+		for j, t := range b.ts {
+			if off := b.base + int64(j); off >= start && t >= 0 && (!ok || t > timestamp) {
+				offset, timestamp, ok = off, t, true
+			}
+		}
+	}
+	return offset, timestamp, ok
+}
+
+// checkMaxTimestamp compares MaxTimestampOffset with maxAtOrAfter.
+func checkMaxTimestamp(tb testing.TB, l *Log, want []stored) {
+	tb.Helper()
+	wantOff, wantTs, wantOK := maxAtOrAfter(want, l.StartOffset())
+	off, ts, ok, err := l.MaxTimestampOffset()
+	if err != nil || ok != wantOK || (ok && (off != wantOff || ts != wantTs)) {
+		tb.Fatalf("MaxTimestampOffset() = %d, %d, %v, %v; want %d, %d, %v", off, ts, ok, err, wantOff, wantTs, wantOK)
 	}
 }

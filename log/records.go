@@ -42,27 +42,63 @@ func (s *sliceSource) Discard(n int) (int, error) {
 // delta, key length, value length, header count, one byte each.
 const minRecordBody = 6
 
-// walkRecords reads exactly count records from src and checks their framing:
-// every length is bounded by the bytes that remain in its record, offset
-// deltas run 0..count-1, and each record's fields fill its length exactly.
-// It allocates nothing, whatever the lengths claim.
-func walkRecords(src byteSource, count int32) error {
+// recordVisitor receives each record's offset delta and timestamp delta
+// once the record's framing has been checked; returning true ends the walk
+// there.
+type recordVisitor func(offsetDelta int32, timestampDelta int64) (stop bool)
+
+// walkBatchRecords walks the count records of a batch's records section,
+// stored with codec, and calls visit (if not nil) for each. Compressed
+// records are decompressed as a stream of at most limit bytes. Unless visit
+// ends the walk early, nothing may follow the last record. This is the one
+// record decoder: validation and the timestamp searches both go through it.
+func walkBatchRecords(codec int8, records []byte, count int32, limit int64, visit recordVisitor) error {
+	if codec == CompressionNone {
+		return walkSlice(records, count, visit)
+	}
+	return walkCompressed(codec, records, count, limit, visit)
+}
+
+// walkSlice walks count records held in b, which they must fill exactly
+// unless visit ends the walk early.
+func walkSlice(b []byte, count int32, visit recordVisitor) error {
+	src := sliceSource{b: b}
+	stopped, err := walkRecords(&src, count, visit)
+	if err != nil {
+		return err
+	}
+	if !stopped && src.i != len(b) {
+		return fmt.Errorf("%d bytes follow the last record", len(b)-src.i)
+	}
+	return nil
+}
+
+// walkRecords reads count records from src, or fewer if visit ends the walk,
+// and checks their framing: every length is bounded by the bytes that remain
+// in its record, offset deltas run 0..count-1, and each record's fields fill
+// its length exactly. It allocates nothing, whatever the lengths claim.
+// stopped reports that visit ended the walk.
+func walkRecords(src byteSource, count int32, visit recordVisitor) (stopped bool, err error) {
 	r := recordReader{src: src}
 	for i := int32(0); i < count; i++ {
 		r.left = math.MaxInt64 // the length prefix is outside the record
 		length, err := r.varint(5)
 		if err != nil {
-			return fmt.Errorf("record %d length: %w", i, err)
+			return false, fmt.Errorf("record %d length: %w", i, err)
 		}
 		if length < minRecordBody {
-			return fmt.Errorf("record %d: length %d below minimum %d", i, length, minRecordBody)
+			return false, fmt.Errorf("record %d: length %d below minimum %d", i, length, minRecordBody)
 		}
 		r.left = length
-		if err := r.check(i); err != nil {
-			return fmt.Errorf("record %d: %w", i, err)
+		tsDelta, err := r.check(i)
+		if err != nil {
+			return false, fmt.Errorf("record %d: %w", i, err)
+		}
+		if visit != nil && visit(i, tsDelta) {
+			return true, nil
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // recordReader reads one record body, never past its declared length.
@@ -113,46 +149,49 @@ func (r *recordReader) skipBytes(nullable bool) error {
 	return err
 }
 
-func (r *recordReader) check(index int32) error {
+// check reads the rest of record index's body, checking its framing, and
+// returns its timestamp delta.
+func (r *recordReader) check(index int32) (timestampDelta int64, err error) {
 	if _, err := r.ReadByte(); err != nil { // attributes
-		return fmt.Errorf("attributes: %w", err)
+		return 0, fmt.Errorf("attributes: %w", err)
 	}
-	if _, err := r.varint(10); err != nil {
-		return fmt.Errorf("timestamp delta: %w", err)
+	timestampDelta, err = r.varint(10)
+	if err != nil {
+		return 0, fmt.Errorf("timestamp delta: %w", err)
 	}
 	delta, err := r.varint(5)
 	if err != nil {
-		return fmt.Errorf("offset delta: %w", err)
+		return 0, fmt.Errorf("offset delta: %w", err)
 	}
 	if delta != int64(index) {
-		return fmt.Errorf("offset delta %d, want %d", delta, index)
+		return 0, fmt.Errorf("offset delta %d, want %d", delta, index)
 	}
 	if err := r.skipBytes(true); err != nil {
-		return fmt.Errorf("key: %w", err)
+		return 0, fmt.Errorf("key: %w", err)
 	}
 	if err := r.skipBytes(true); err != nil {
-		return fmt.Errorf("value: %w", err)
+		return 0, fmt.Errorf("value: %w", err)
 	}
 	headers, err := r.varint(5)
 	if err != nil {
-		return fmt.Errorf("header count: %w", err)
+		return 0, fmt.Errorf("header count: %w", err)
 	}
 	// Each header takes at least two bytes (two lengths).
 	if headers < 0 || headers > r.left/2 {
-		return fmt.Errorf("invalid header count %d", headers)
+		return 0, fmt.Errorf("invalid header count %d", headers)
 	}
 	for h := int64(0); h < headers; h++ {
 		if err := r.skipBytes(false); err != nil {
-			return fmt.Errorf("header %d key: %w", h, err)
+			return 0, fmt.Errorf("header %d key: %w", h, err)
 		}
 		if err := r.skipBytes(true); err != nil {
-			return fmt.Errorf("header %d value: %w", h, err)
+			return 0, fmt.Errorf("header %d value: %w", h, err)
 		}
 	}
 	if r.left != 0 {
-		return fmt.Errorf("%d bytes left over after the last field", r.left)
+		return 0, fmt.Errorf("%d bytes left over after the last field", r.left)
 	}
-	return nil
+	return timestampDelta, nil
 }
 
 // varint reads a zig-zag varint of at most maxBytes bytes (5 for a Kafka

@@ -257,24 +257,19 @@ func checkSegmentTimestamps(tb testing.TB, l *Log, want []stored) {
 	}
 }
 
-// checkTimestamps compares OffsetForTimestamp with a scan of want.
+// checkTimestamps compares OffsetForTimestamp and MaxTimestampOffset with
+// a scan of want.
 func checkTimestamps(tb testing.TB, l *Log, want []stored) {
 	tb.Helper()
 	start := l.StartOffset()
 	for ts := int64(990); ts < tsIndex(len(want)+5); ts += 13 {
-		wantOK := false
-		var wantOff, wantTs int64
-		for _, b := range want {
-			if b.next > start && b.maxTs >= ts {
-				wantOff, wantTs, wantOK = max(b.base, start), b.maxTs, true
-				break
-			}
-		}
+		wantOff, wantTs, wantOK := firstAtOrAfter(want, start, ts)
 		off, got, ok, err := l.OffsetForTimestamp(ts)
 		if err != nil || ok != wantOK || off != wantOff || got != wantTs {
 			tb.Fatalf("OffsetForTimestamp(%d) = %d, %d, %v, %v; want %d, %d, %v", ts, off, got, ok, err, wantOff, wantTs, wantOK)
 		}
 	}
+	checkMaxTimestamp(tb, l, want)
 }
 
 func TestCleanReopenTrustsFlushedSegments(t *testing.T) {

@@ -43,7 +43,7 @@ func decodeSnappyBlock(dst, block []byte, left int64) ([]byte, error) {
 }
 
 // walkRawSnappy decodes a single raw snappy block and walks its records.
-func walkRawSnappy(data []byte, count int32, limit int64) error {
+func walkRawSnappy(data []byte, count int32, limit int64, visit recordVisitor) error {
 	n, err := snappy.DecodedLen(data)
 	if err != nil {
 		return fmt.Errorf("snappy: %w", err)
@@ -58,14 +58,7 @@ func walkRawSnappy(data []byte, count int32, limit int64) error {
 		return err
 	}
 	*p = out[:0]
-	src := sliceSource{b: out}
-	if err := walkRecords(&src, count); err != nil {
-		return err
-	}
-	if src.i != len(out) {
-		return fmt.Errorf("%d bytes follow the last record", len(out)-src.i)
-	}
-	return nil
+	return walkSlice(out, count, visit)
 }
 
 // xerialReader streams the decoded contents of xerial-framed snappy, one

@@ -42,16 +42,7 @@ func ValidateBatch(b []byte, maxBytes int) (BatchHeader, error) {
 	if h.LastOffsetDelta != h.RecordCount-1 {
 		return h, fmt.Errorf("%w: last offset delta %d with %d records", ErrCorruptBatch, h.LastOffsetDelta, h.RecordCount)
 	}
-	records := b[BatchHeaderSize:]
-	if codec := h.Compression(); codec == CompressionNone {
-		src := sliceSource{b: records}
-		err = walkRecords(&src, h.RecordCount)
-		if err == nil && src.i != len(records) {
-			err = fmt.Errorf("%d bytes follow the last record", len(records)-src.i)
-		}
-	} else {
-		err = walkCompressed(codec, records, h.RecordCount, decompressCap(maxBytes))
-	}
+	err = walkBatchRecords(h.Compression(), b[BatchHeaderSize:], h.RecordCount, decompressCap(maxBytes), nil)
 	if err != nil {
 		if errors.Is(err, ErrBatchTooLarge) {
 			return h, err

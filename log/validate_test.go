@@ -202,6 +202,8 @@ func FuzzValidateBatch(f *testing.F) {
 		f.Add(c, true)
 	}
 	f.Add(buildBatch(f, batchSpec{records: recs(3, 30), codec: CompressionSnappy, xerial: true}), false)
+	f.Add(buildBatch(f, batchSpec{records: timedRecords(5, -3, 9), codec: CompressionZstd, baseTs: 1000}), false)
+	f.Add(buildBatch(f, batchSpec{records: recs(3, 30), codec: CompressionLZ4, attrs: attrTimestampType, maxTs: 77}), false)
 	f.Add(rawBatch(rawRecord([]byte{0}, vi(0), vi(0), vi(-1), vi(-1), vi(1), vi(1), []byte("k"), vi(-1)), 1, 0, 0), false)
 	f.Add([]byte{}, false)
 	f.Fuzz(func(t *testing.T, b []byte, fix bool) {
@@ -212,6 +214,9 @@ func FuzzValidateBatch(f *testing.F) {
 			recrc(b)
 		}
 		h, err := ValidateBatch(b, 1<<20)
+		// The timestamp searches decode records through the same walker,
+		// stopping early; they must cope with whatever validation rejects.
+		checkBatchSearches(t, b, err == nil)
 		if err != nil {
 			if !errors.Is(err, ErrCorruptBatch) && !errors.Is(err, ErrBatchTooLarge) {
 				t.Fatalf("unclassified error: %v", err)

@@ -122,21 +122,7 @@ func (f *fsm) applyExpireOffsets(c *expireOffsetsCmd) {
 // CommitOffsets stores a group's offsets through raft. It returns one error
 // (or nil) per offset.
 func (s *Store) CommitOffsets(ctx context.Context, now int64, group string, offsets []OffsetCommit) ([]error, error) {
-	data, err := encodeJSON(cmdOffsetCommit, offsetCommitCmd{Now: now, Group: group, Offsets: offsets})
-	if err != nil {
-		return nil, err
-	}
-	resp, err := s.propose(ctx, data)
-	if err != nil {
-		return nil, err
-	}
-	switch r := resp.(type) {
-	case []error:
-		return r, nil
-	case error:
-		return nil, r
-	}
-	return nil, fmt.Errorf("%w: unexpected offset commit result %T", ErrInvalidCommand, resp)
+	return proposeFor[[]error](ctx, s, cmdOffsetCommit, offsetCommitCmd{Now: now, Group: group, Offsets: offsets})
 }
 
 // DeleteOffsets removes some of a group's offsets (OffsetDelete), or all of

@@ -165,40 +165,36 @@ func (s *Store) ProduceAsync(now int64, batches []ProduceBatch) {
 // InitProducerID allocates a producer id, or bumps the epoch of an existing
 // one when producerID >= 0 (KIP-360).
 func (s *Store) InitProducerID(ctx context.Context, producerID int64, epoch int16) (InitProducerResult, error) {
-	data, err := encodeJSON(cmdInitProducer, initProducerCmd{ProducerID: producerID, ProducerEpoch: epoch})
+	r, err := proposeFor[InitProducerResult](ctx, s, cmdInitProducer, initProducerCmd{ProducerID: producerID, ProducerEpoch: epoch})
 	if err != nil {
-		return InitProducerResult{}, err
+		return r, err
 	}
-	resp, err := s.propose(ctx, data)
-	if err != nil {
-		return InitProducerResult{}, err
-	}
-	switch r := resp.(type) {
-	case InitProducerResult:
-		return r, r.Err
-	case error:
-		return InitProducerResult{}, r
-	}
-	return InitProducerResult{}, fmt.Errorf("%w: unexpected init producer result %T", ErrInvalidCommand, resp)
+	return r, r.Err
 }
 
 // DeleteRecords moves log start offsets up.
 func (s *Store) DeleteRecords(ctx context.Context, now int64, specs []DeleteRecordsSpec) ([]DeleteRecordsResult, error) {
-	data, err := encodeJSON(cmdDeleteRecords, deleteRecordsCmd{Now: now, Entries: specs})
+	return proposeFor[[]DeleteRecordsResult](ctx, s, cmdDeleteRecords, deleteRecordsCmd{Now: now, Entries: specs})
+}
+
+// proposeFor proposes a JSON command whose FSM result is a T, or an error.
+func proposeFor[T any](ctx context.Context, s *Store, t cmdType, v any) (T, error) {
+	var zero T
+	data, err := encodeJSON(t, v)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	resp, err := s.propose(ctx, data)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	switch r := resp.(type) {
-	case []DeleteRecordsResult:
+	case T:
 		return r, nil
 	case error:
-		return nil, r
+		return zero, r
 	}
-	return nil, fmt.Errorf("%w: unexpected delete records result %T", ErrInvalidCommand, resp)
+	return zero, fmt.Errorf("%w: unexpected %s result %T", ErrInvalidCommand, t, resp)
 }
 
 // ApplyRetention proposes a retention pass stamped with now (unix ms).

@@ -2,7 +2,6 @@ package raftstore
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -13,13 +12,9 @@ import (
 // bumping the epoch (and aborting an open transaction) if it exists.
 // producerID and epoch are the caller's current ones (KIP-360), or -1.
 func (s *Store) InitTxnProducer(ctx context.Context, now int64, txnID string, timeoutMs int32, producerID int64, epoch int16) (InitProducerResult, error) {
-	resp, err := s.proposeValue(ctx, cmdInitTxnProducer, initTxnProducerCmd{Now: now, TxnID: txnID, TimeoutMs: timeoutMs, ProducerID: producerID, ProducerEpoch: epoch})
+	r, err := proposeFor[InitProducerResult](ctx, s, cmdInitTxnProducer, initTxnProducerCmd{Now: now, TxnID: txnID, TimeoutMs: timeoutMs, ProducerID: producerID, ProducerEpoch: epoch})
 	if err != nil {
-		return InitProducerResult{}, err
-	}
-	r, ok := resp.(InitProducerResult)
-	if !ok {
-		return InitProducerResult{}, fmt.Errorf("%w: unexpected init result %T", ErrInvalidCommand, resp)
+		return r, err
 	}
 	return r, r.Err
 }
@@ -27,11 +22,7 @@ func (s *Store) InitTxnProducer(ctx context.Context, now int64, txnID string, ti
 // AddPartitionsToTxn adds partitions to a producer's transaction; it
 // returns one error per partition.
 func (s *Store) AddPartitionsToTxn(ctx context.Context, now int64, txnID string, pid int64, epoch int16, parts []TopicPartition) ([]error, error) {
-	resp, err := s.proposeValue(ctx, cmdAddPartitionsToTxn, addPartitionsToTxnCmd{Now: now, TxnID: txnID, ProducerID: pid, ProducerEpoch: epoch, Partitions: parts})
-	if err != nil {
-		return nil, err
-	}
-	return perItem(resp)
+	return proposeFor[[]error](ctx, s, cmdAddPartitionsToTxn, addPartitionsToTxnCmd{Now: now, TxnID: txnID, ProducerID: pid, ProducerEpoch: epoch, Partitions: parts})
 }
 
 // AddOffsetsToTxn adds a consumer group to a producer's transaction.
@@ -42,35 +33,13 @@ func (s *Store) AddOffsetsToTxn(ctx context.Context, now int64, txnID string, pi
 // TxnOffsetCommit stages offsets that become visible when the transaction
 // commits; it returns one error per offset.
 func (s *Store) TxnOffsetCommit(ctx context.Context, now int64, txnID string, pid int64, epoch int16, group string, offsets []OffsetCommit) ([]error, error) {
-	resp, err := s.proposeValue(ctx, cmdTxnOffsetCommit, txnOffsetCommitCmd{Now: now, TxnID: txnID, ProducerID: pid, ProducerEpoch: epoch, Group: group, Offsets: offsets})
-	if err != nil {
-		return nil, err
-	}
-	return perItem(resp)
+	return proposeFor[[]error](ctx, s, cmdTxnOffsetCommit, txnOffsetCommitCmd{Now: now, TxnID: txnID, ProducerID: pid, ProducerEpoch: epoch, Group: group, Offsets: offsets})
 }
 
 // EndTxn commits or aborts a transaction: markers on every partition and
 // the staged offsets, in one raft command.
 func (s *Store) EndTxn(ctx context.Context, now int64, txnID string, pid int64, epoch int16, commit bool) error {
 	return s.proposeJSON(ctx, cmdEndTxn, endTxnCmd{Now: now, TxnID: txnID, ProducerID: pid, ProducerEpoch: epoch, Commit: commit})
-}
-
-func (s *Store) proposeValue(ctx context.Context, t cmdType, v any) (any, error) {
-	data, err := encodeJSON(t, v)
-	if err != nil {
-		return nil, err
-	}
-	return s.propose(ctx, data)
-}
-
-func perItem(resp any) ([]error, error) {
-	switch r := resp.(type) {
-	case []error:
-		return r, nil
-	case error:
-		return nil, r
-	}
-	return nil, fmt.Errorf("%w: unexpected result %T", ErrInvalidCommand, resp)
 }
 
 // Txn returns a copy of one transactional id's state.
