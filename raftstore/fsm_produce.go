@@ -58,10 +58,12 @@ func (f *fsm) produceOne(b *ProduceBatch, now int64, term int32) ProduceResult {
 			}
 		}
 	}
-	// The entry's bytes may still be in flight to followers: never rewrite
-	// them in place.
-	data := make([]byte, len(b.Data))
-	copy(data, b.Data)
+	// The batch is rewritten in place (leader epoch here, base offset in
+	// Append): both fields sit outside the CRC. This is safe because raft
+	// has already persisted the entry, and replication reads entries back
+	// from the log store, never from this slice. Wrapping the log store in
+	// raft's LogCache would break that and needs a copy here.
+	data := b.Data
 	log.SetLeaderEpoch(data, term)
 	base, err := p.log.Append(data, now)
 	if err != nil {

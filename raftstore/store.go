@@ -192,6 +192,8 @@ func (s *Store) startRaft() error {
 		rc.LeaderLeaseTimeout = 100 * time.Millisecond
 	}
 
+	// No raft.LogCache in front of logs: the FSM rewrites batch headers in
+	// the applied entries' bytes (see fsm.produceOne).
 	has, err := raft.HasExistingState(logs, stable, snaps)
 	if err != nil {
 		return fmt.Errorf("inspect raft state: %w", err)
