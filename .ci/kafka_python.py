@@ -63,7 +63,8 @@ class Broker:
         if not binary:
             binary = os.path.join(self.tmp, "brokerd")
             env = dict(os.environ, CGO_ENABLED="0")
-            subprocess.run(["go", "build", "-o", binary, "./cmd/brokerd"], cwd=REPO, env=env, check=True)
+            if subprocess.run(["go", "build", "-o", binary, "./cmd/brokerd"], cwd=REPO, env=env).returncode != 0:
+                fail("go build ./cmd/brokerd failed")
         kport, aport, rport = free_port(), free_port(), free_port()
         self.addr = "127.0.0.1:%d" % kport
         self.log = open(self.log_path, "wb")

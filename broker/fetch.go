@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brokerd/brokerd/broker/wire"
 	"github.com/brokerd/brokerd/log"
 	"github.com/brokerd/brokerd/topic"
 )
@@ -47,6 +48,9 @@ func (b *Broker) fetch(ctx context.Context, r *kmsg.FetchRequest) kmsg.Response 
 			resp, _, _ = b.fetchOnce(r)
 			return resp
 		case <-ctx.Done():
+			return resp
+		case <-wire.Draining(ctx):
+			// Shutting down: answer now rather than hold shutdown up.
 			return resp
 		}
 	}

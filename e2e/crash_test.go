@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ackLedger records every record the broker acknowledged.
@@ -143,7 +144,7 @@ func verifyLedger(t *testing.T, l *ackLedger, where map[string][]placed, when st
 func TestCrashRecovery(t *testing.T) {
 	rounds, produceFor, rate := 3, 1500*time.Millisecond, 30000.0 // records per second
 	if longTests() {
-		rounds, produceFor, rate = 8, 3*time.Second, 200000.0
+		rounds, produceFor, rate = 6, 2*time.Second, 100000.0
 	}
 	bp := newBrokerProc(t)
 	bp.start()
@@ -316,4 +317,37 @@ func TestGracefulRestart(t *testing.T) {
 	bp.start()
 	where, _ = readEverything(t, bp.kafkaAddr(), topic)
 	verifyLedger(t, ledger, where, "after a second graceful restart")
+}
+
+// TestShutdownWithParkedFetch: a consumer's long-poll fetch parked on an
+// empty partition must not hold up SIGTERM once that consumer has gone
+// away (nobody is left to answer), and the exit code is still 0.
+func TestShutdownWithParkedFetch(t *testing.T) {
+	bp := newBrokerProc(t)
+	bp.start()
+	rc := dialRaw(t, bp.kafkaAddr())
+	rawCreateTopic(t, rc, "parked", 1)
+	req := kmsg.NewPtrFetchRequest()
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 10000, 1, 1<<20
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "parked"
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.Partition, fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = 0, 1<<20, -1
+	ft.Partitions = append(ft.Partitions, fp)
+	req.Topics = append(req.Topics, ft)
+	rc.send(req, 12)
+	time.Sleep(300 * time.Millisecond) // parked now
+	rc.c.Close()
+	time.Sleep(100 * time.Millisecond)
+	began := time.Now()
+	code := bp.term(40 * time.Second)
+	took := time.Since(began)
+	if code != 0 {
+		t.Errorf("SIGTERM: exit code %d, want 0", code)
+	}
+	if took > 4*time.Second {
+		t.Errorf("SIGTERM took %s to exit: a fetch parked (MaxWait 10s) by a client that already disconnected held up shutdown", took.Round(time.Millisecond))
+	} else {
+		t.Logf("SIGTERM exit after %s", took.Round(time.Millisecond))
+	}
 }

@@ -1,9 +1,13 @@
 // Package e2e holds end-to-end tests of brokerd: real Kafka clients
 // (franz-go, sarama, kafka-go) against an in-process node, crash and restart
 // tests against a brokerd subprocess, and raw-protocol tests that send
-// malformed frames. The package has no non-test code.
+// malformed and pipelined frames. The package has no non-test code.
 //
-// Set BROKERD_LONG_TESTS=1 for the longer fault variants, and
-// BROKERD_E2E_VERBOSE=1 to stream broker logs to stderr instead of printing
-// them only for failed tests.
+// Environment:
+//   - BROKERD_BIN: a prebuilt brokerd for the subprocess tests (otherwise
+//     the tests build ./cmd/brokerd once per test binary).
+//   - BROKERD_LONG_TESTS=1: longer fault variants (more kill -9 rounds at a
+//     higher produce rate, more garbage frames, longer sustained produce).
+//   - BROKERD_E2E_VERBOSE=1: stream broker and client logs to stderr at
+//     debug level; otherwise they are printed only for failed tests.
 package e2e

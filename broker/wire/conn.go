@@ -32,6 +32,10 @@ type conn struct {
 	// ctx is what handlers get; cancelled when the connection closes.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// hctx is what handlers get: ctx, also cancelled when the client
+	// closes its side, so parked handlers stop waiting for nobody.
+	hctx    context.Context
+	hcancel context.CancelFunc
 
 	// queue holds the requests in flight in read order; tokens bounds how
 	// many there are (the reader takes one before reading a frame, the
@@ -60,18 +64,21 @@ type conn struct {
 
 func newConn(s *Server, nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(s.baseCtx)
+	hctx, hcancel := context.WithCancel(ctx)
 	n := s.cfg.MaxInFlightPerConn
 	c := &conn{
-		srv:    s,
-		nc:     nc,
-		br:     bufio.NewReaderSize(nc, readBufferSize),
-		remote: nc.RemoteAddr(),
-		log:    s.log.With("remote", nc.RemoteAddr().String()),
-		ctx:    ctx,
-		cancel: cancel,
-		queue:  make(chan *slot, n),
-		tokens: make(chan struct{}, n),
-		stopCh: make(chan struct{}),
+		srv:     s,
+		nc:      nc,
+		br:      bufio.NewReaderSize(nc, readBufferSize),
+		remote:  nc.RemoteAddr(),
+		log:     s.log.With("remote", nc.RemoteAddr().String()),
+		ctx:     ctx,
+		cancel:  cancel,
+		hctx:    hctx,
+		hcancel: hcancel,
+		queue:   make(chan *slot, n),
+		tokens:  make(chan struct{}, n),
+		stopCh:  make(chan struct{}),
 	}
 	c.touch()
 	return c
@@ -95,6 +102,12 @@ func (c *conn) serve() {
 		// Clean end of input, or Shutdown: the writer answers what is in
 		// flight, then the connection closes.
 		c.log.Debug("wire: connection stops reading", "reason", err)
+		if errors.Is(err, io.EOF) {
+			// The client is gone: handlers parked on its behalf (a long
+			// poll) stop waiting. What they answer is still written if the
+			// client only half-closed.
+			c.hcancel()
+		}
 	} else {
 		c.logClose(err)
 		c.abort(err)

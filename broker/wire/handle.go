@@ -48,7 +48,7 @@ func (c *conn) callHandler(s *slot) (resp kmsg.Response, err error) {
 			resp, err = nil, fmt.Errorf("api key %d: %v: %w", s.hdr.APIKey, r, errHandlerPanic)
 		}
 	}()
-	return c.srv.handler(c.ctx, s.req)
+	return c.srv.handler(c.hctx, s.req)
 }
 
 // prepareResponse checks that resp answers the request's api key and sets

@@ -31,6 +31,8 @@ type Server struct {
 	log      *slog.Logger
 	budget   *budget
 
+	// drain is closed when Shutdown starts (see Draining).
+	drain *drainSignal
 	// baseCtx parents every connection's context; it is cancelled by
 	// Close and at the end of Shutdown.
 	baseCtx    context.Context
@@ -48,8 +50,10 @@ type Server struct {
 // non-nil; Listen reports an error otherwise.
 func NewServer(cfg Config, versions Versions, h Handler) *Server {
 	cfg = cfg.withDefaults()
-	ctx, cancel := context.WithCancel(context.Background())
+	drain := &drainSignal{ch: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), drainKey{}, drain))
 	return &Server{
+		drain:      drain,
 		cfg:        cfg,
 		versions:   versions,
 		handler:    h,
@@ -221,6 +225,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	drained := s.drained
 	s.mu.Unlock()
 
+	s.drain.close()
 	conns, err := s.stopAccepting()
 	for _, c := range conns {
 		c.stopReading()
