@@ -29,7 +29,7 @@ func (c *conn) handle(s *slot) {
 		case c.ctx.Err() != nil:
 			c.log.Debug("wire: handler failed on a closing connection", append(requestAttrs(s.hdr), "err", err)...)
 		default:
-			c.log.Info("wire: handler failed, closing connection", append(requestAttrs(s.hdr), "err", err)...)
+			c.log.Debug("wire: handler failed, closing connection", append(requestAttrs(s.hdr), "err", err)...)
 		}
 		// Close before publishing the outcome, so nothing queued after
 		// this request is written.

@@ -3,126 +3,171 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/brokerd/brokerd/internal/config"
 	"github.com/brokerd/brokerd/internal/node"
-	"github.com/brokerd/brokerd/raftstore"
 )
 
-// serveFlags are the flags of `brokerd` (serve).
-type serveFlags struct {
-	cfg       node.Config
-	peers     string
-	logLevel  string
-	logFormat string
-	grace     time.Duration
-}
+// closeBudget is what shutdown may take beyond the request grace period:
+// leadership transfer, stopping raft and the final checkpoint (fsync).
+const closeBudget = 15 * time.Second
 
-func newRootCmd() *cobra.Command {
-	f := &serveFlags{cfg: node.DefaultConfig()}
+func newServeCmd() *cobra.Command {
+	o := &serveOptions{}
 	cmd := &cobra.Command{
 		Use:   "brokerd",
 		Short: "A Kafka-compatible broker with raft replication and stream processing",
-		Long: "brokerd serves the Kafka protocol on --kafka-addr. With no flags it runs one node\n" +
-			"with its data in ./brokerd-data, listening on 127.0.0.1 only.",
+		Long: "brokerd serves the Kafka protocol. With no flags it runs one node with its data in\n" +
+			"./brokerd-data, listening on 127.0.0.1 only. Configuration comes from flags, then\n" +
+			"BROKERD_* environment variables (BROKERD_LOG_DIRS sets log.dirs), then --config, then\n" +
+			"defaults. The subcommands below administer a running cluster.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serve(cmd.Context(), f)
+			return serve(cmd, o)
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.cfg.DataDir, "data-dir", f.cfg.DataDir, "where the data lives (Kafka's log.dirs)")
-	fl.StringVar(&f.cfg.KafkaAddr, "kafka-addr", f.cfg.KafkaAddr, "the Kafka listener (also advertised unless --advertised-addr is given)")
-	fl.StringVar(&f.cfg.AdvertisedAddr, "advertised-addr", "", "the host:port clients are told to connect to")
-	fl.StringVar(&f.cfg.AdminAddr, "admin-addr", f.cfg.AdminAddr, "the admin HTTP listener (health, readiness, pprof); empty disables it")
-	fl.Int32Var(&f.cfg.NodeID, "node-id", f.cfg.NodeID, "this node's id")
-	fl.StringVar(&f.cfg.RaftAddr, "raft-addr", f.cfg.RaftAddr, "raft's listener")
-	fl.StringVar(&f.peers, "peers", "", "static raft membership for a new cluster: id@raft-host:port,... (this node included)")
-	fl.BoolVar(&f.cfg.AutoCreateTopics, "auto-create-topics", f.cfg.AutoCreateTopics, "auto.create.topics.enable")
-	fl.Int32Var(&f.cfg.NumPartitions, "num-partitions", f.cfg.NumPartitions, "num.partitions for auto-created topics")
-	fl.StringVar(&f.cfg.LogStore, "raft-log-store", "wal", "raft's log store: wal or boltdb")
-	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	fl.StringVar(&f.logFormat, "log-format", "text", "text or json")
-	fl.DurationVar(&f.grace, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for requests in flight")
+	addServeFlags(cmd.Flags(), o)
 	return cmd
 }
 
-func newLogger(level, format string) (*slog.Logger, error) {
+// loadConfig merges the config sources for serve.
+func loadConfig(cmd *cobra.Command, o *serveOptions) (*config.Config, error) {
+	flags, err := flagInputs(cmd, o)
+	if err != nil {
+		return nil, err
+	}
+	return config.Load(config.Sources{File: o.configFile, Environ: os.Environ(), Flags: flags})
+}
+
+func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: %w", level, err)
+		return nil, fmt.Errorf("log level %q: %w", level, err)
 	}
 	opts := &slog.HandlerOptions{Level: lv}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
-	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+	return nil, fmt.Errorf("log format %q: want text or json", format)
 }
 
-// parsePeers reads "1@host:port,2@host:port".
-func parsePeers(s string) ([]raftstore.Peer, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []raftstore.Peer
-	for _, p := range strings.Split(s, ",") {
-		id, addr, ok := strings.Cut(strings.TrimSpace(p), "@")
-		if !ok || addr == "" {
-			return nil, fmt.Errorf("--peers entry %q: want id@host:port", p)
+func printConfig(w io.Writer, cfg *config.Config) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
+	for _, s := range cfg.Settings() {
+		origin := s.Origin
+		if s.Source == config.SourceDefault {
+			origin = "default"
 		}
-		n, err := strconv.ParseInt(id, 10, 32)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("--peers entry %q: bad node id", p)
-		}
-		out = append(out, raftstore.Peer{ID: int32(n), Addr: addr})
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Key, s.Value, origin)
 	}
-	return out, nil
+	return tw.Flush()
 }
 
-func serve(ctx context.Context, f *serveFlags) error {
-	logger, err := newLogger(f.logLevel, f.logFormat)
+func serve(cmd *cobra.Command, o *serveOptions) error {
+	// Catch signals from the start: one during start-up aborts it.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
+	defer signal.Stop(sigs)
+
+	cfg, err := loadConfig(cmd, o)
+	if err != nil {
+		return err
+	}
+	ncfg, err := cfg.Node()
+	if err != nil {
+		return err
+	}
+	if o.printConfig {
+		return printConfig(cmd.OutOrStdout(), cfg)
+	}
+	logger, err := newLogger(cfg.LogLevel(), cfg.LogFormat(), cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
 	slog.SetDefault(logger)
-	if f.cfg.Peers, err = parsePeers(f.peers); err != nil {
-		return err
+	for _, w := range cfg.Warnings() {
+		logger.Warn("config: " + w)
 	}
-	f.cfg.Logger = logger
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	n, err := node.Start(ctx, f.cfg)
-	if err != nil {
-		return err
-	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
-	sig := <-sigs
-	logger.Info("shutting down", "signal", sig.String(), "timeout", f.grace)
+	ncfg.Logger = logger
+	ncfg.Version = version
+
+	// A signal during start-up cancels it; one that arrives as start-up
+	// completes is kept for the wait below.
+	startCtx, cancelStart := context.WithCancel(context.Background())
+	early := make(chan os.Signal, 1)
+	watched := make(chan struct{})
 	go func() {
-		<-sigs
-		logger.Warn("second signal: exiting now")
-		os.Exit(1)
+		defer close(watched)
+		select {
+		case sig := <-sigs:
+			early <- sig
+			cancelStart()
+		case <-startCtx.Done():
+		}
 	}()
-	sctx, cancel := context.WithTimeout(context.Background(), f.grace)
-	defer cancel()
-	if err := n.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	n, err := node.Start(startCtx, ncfg)
+	cancelStart()
+	<-watched
+	if err != nil {
+		if len(early) > 0 {
+			logger.Info("start-up interrupted by a signal", "err", err)
+			return nil
+		}
+		return err
 	}
-	logger.Info("stopped cleanly")
-	return nil
+	var failure error
+	select {
+	case sig := <-early:
+		logger.Info("shutting down", "signal", sig.String(), "timeout", cfg.ShutdownTimeout().String())
+	case sig := <-sigs:
+		logger.Info("shutting down", "signal", sig.String(), "timeout", cfg.ShutdownTimeout().String())
+	case failure = <-n.Failed():
+		logger.Error("a listener failed; shutting down", "err", failure)
+	}
+	return stop(n, cfg.ShutdownTimeout(), sigs, logger, failure)
+}
+
+// stop shuts the node down within grace plus closeBudget; a second signal
+// or the deadline ends the process at once with status 1.
+func stop(n *node.Node, grace time.Duration, sigs <-chan os.Signal, logger *slog.Logger, failure error) error {
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), grace)
+		defer cancel()
+		done <- n.Shutdown(ctx)
+	}()
+	deadline := time.NewTimer(grace + closeBudget)
+	defer deadline.Stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("shutdown: %w", err)
+		}
+		if failure != nil {
+			return failure
+		}
+		logger.Info("stopped cleanly")
+		return nil
+	case sig := <-sigs:
+		logger.Warn("second signal: exiting now", "signal", sig.String())
+	case <-deadline.C:
+		logger.Error("shutdown did not finish in time: exiting now", "limit", (grace + closeBudget).String())
+	}
+	os.Exit(1)
+	return nil // not reached
 }

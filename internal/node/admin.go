@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,8 +14,8 @@ import (
 
 type kmsgResponse = kmsg.Response
 
-// startAdmin serves the admin HTTP endpoints: liveness, readiness and
-// pprof (on this listener only).
+// startAdmin serves the admin HTTP endpoints: Prometheus metrics,
+// liveness, readiness and pprof (on this listener only).
 func (n *Node) startAdmin() error {
 	l, err := net.Listen("tcp", n.cfg.AdminAddr)
 	if err != nil {
@@ -22,6 +23,7 @@ func (n *Node) startAdmin() error {
 	}
 	n.adminL = l
 	mux := http.NewServeMux()
+	mux.Handle("/metrics", n.metrics.Handler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
@@ -38,21 +40,29 @@ func (n *Node) startAdmin() error {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	n.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { n.serveErr <- n.admin.Serve(l) }()
+	go func() {
+		if err := n.admin.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.serveErr <- fmt.Errorf("admin listener: %w", err)
+		}
+	}()
 	return nil
 }
 
 // ready is true once logs are recovered (Open returned), a raft leader is
-// known, and the Kafka listener is bound.
+// known, and the Kafka listener is bound and accepting; false again once
+// shutdown has begun.
 func (n *Node) ready(ctx context.Context) error {
+	if n.draining.Load() {
+		return fmt.Errorf("shutting down")
+	}
 	if n.broker == nil {
 		return fmt.Errorf("recovering")
 	}
 	if _, ok := n.store.Leader(); !ok {
 		return fmt.Errorf("no raft leader known")
 	}
-	if n.kafka.Addr() == nil {
-		return fmt.Errorf("kafka listener not bound")
+	if n.kafka.Addr() == nil || !n.serving.Load() {
+		return fmt.Errorf("kafka listener not serving yet")
 	}
 	return nil
 }

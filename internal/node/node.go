@@ -2,17 +2,19 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/brokerd/brokerd/broker"
 	"github.com/brokerd/brokerd/broker/wire"
+	"github.com/brokerd/brokerd/internal/metrics"
 	"github.com/brokerd/brokerd/raftstore"
 	"github.com/brokerd/brokerd/topic"
 )
@@ -28,11 +30,22 @@ type Config struct {
 	// AdminAddr is the admin HTTP listener; empty disables it.
 	AdminAddr string
 	RaftAddr  string
-	Peers     []raftstore.Peer
+	// RaftAdvertise, if set, is the raft address peers dial (default
+	// RaftAddr).
+	RaftAdvertise string
+	Peers         []raftstore.Peer
 
 	AutoCreateTopics         bool
 	NumPartitions            int32
 	DefaultReplicationFactor int16
+	// Group coordinator settings, passed to broker.Config; zero takes
+	// Kafka's default. GroupInitialRebalanceDelay: negative means none.
+	GroupMinSessionTimeout        time.Duration
+	GroupMaxSessionTimeout        time.Duration
+	GroupInitialRebalanceDelay    time.Duration
+	OffsetsRetention              time.Duration
+	OffsetsRetentionCheckInterval time.Duration
+	OffsetMetadataMaxBytes        int
 	// TopicDefaults are broker-level topic config defaults, keyed by topic
 	// config name (retention.ms, segment.bytes, ...).
 	TopicDefaults topic.Defaults
@@ -42,8 +55,13 @@ type Config struct {
 	RetentionCheckInterval time.Duration
 	// Wire tunes the Kafka listener (caps, budgets, timeouts); Addr is set
 	// from KafkaAddr.
-	Wire   wire.Config
-	Logger *slog.Logger
+	Wire wire.Config
+	// NoPartitionMetrics turns off the per-partition series on /metrics
+	// (log size and offsets, per-partition group lag).
+	NoPartitionMetrics bool
+	// Version is reported by brokerd_build_info.
+	Version string
+	Logger  *slog.Logger
 }
 
 // DefaultConfig is what `brokerd` with no flags runs.
@@ -68,8 +86,16 @@ type Node struct {
 	kafka    *wire.Server
 	admin    *http.Server
 	adminL   net.Listener
-	done     chan struct{}
-	serveErr chan error
+	metrics  *metrics.Metrics
+	serveErr chan error // a listener that stopped on its own
+
+	// serving is set once the Kafka listener accepts connections; draining
+	// once Shutdown has begun. /readyz reads both.
+	serving  atomic.Bool
+	draining atomic.Bool
+
+	shutdownOnce sync.Once
+	shutdownErr  error
 }
 
 // Start recovers the data directory, starts raft, waits for a leader, and
@@ -91,7 +117,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, logger: cfg.Logger, done: make(chan struct{}), serveErr: make(chan error, 2)}
+	n := &Node{cfg: cfg, logger: cfg.Logger, serveErr: make(chan error, 2),
+		metrics: metrics.New(metrics.Options{Version: cfg.Version})}
 
 	wcfg := cfg.Wire
 	wcfg.Addr = cfg.KafkaAddr
@@ -99,14 +126,15 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// The listener is bound before raft starts so that the advertised
 	// address (with a resolved :0 port) can be registered.
 	var b *broker.Broker
-	n.kafka = wire.NewServer(wcfg, func(key int16) (int16, int16, bool) { return b.Versions(key) },
-		func(ctx context.Context, r *wire.Request) (kmsgResponse, error) { return b.Handle(ctx, r) })
+	handler := instrument(func(ctx context.Context, r *wire.Request) (kmsgResponse, error) { return b.Handle(ctx, r) },
+		n.metrics, cfg.Logger.With("component", "requests"), newLogLimiter(10*time.Second, 5))
+	n.kafka = wire.NewServer(wcfg, func(key int16) (int16, int16, bool) { return b.Versions(key) }, handler)
 	if err := n.kafka.Listen(); err != nil {
 		return nil, fmt.Errorf("kafka listener on %s: %w", cfg.KafkaAddr, err)
 	}
 	adv := cfg.AdvertisedAddr
 	if adv == "" {
-		adv = n.kafka.Addr().String()
+		adv = defaultAdvertised(n.kafka.Addr(), cfg.Logger)
 	}
 	host, portStr, err := net.SplitHostPort(adv)
 	if err != nil {
@@ -123,6 +151,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		NodeID:                 cfg.NodeID,
 		DataDir:                cfg.DataDir,
 		RaftAddr:               cfg.RaftAddr,
+		RaftAdvertise:          cfg.RaftAdvertise,
 		Peers:                  cfg.Peers,
 		Broker:                 raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port)},
 		Defaults:               cfg.TopicDefaults,
@@ -135,15 +164,23 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	b = broker.New(broker.Config{
-		NodeID:                   cfg.NodeID,
-		ClusterID:                clusterID,
-		DataDir:                  cfg.DataDir,
-		AutoCreateTopics:         cfg.AutoCreateTopics,
-		NumPartitions:            cfg.NumPartitions,
-		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
-		Logger:                   cfg.Logger,
+		NodeID:                        cfg.NodeID,
+		ClusterID:                     clusterID,
+		DataDir:                       cfg.DataDir,
+		AutoCreateTopics:              cfg.AutoCreateTopics,
+		NumPartitions:                 cfg.NumPartitions,
+		DefaultReplicationFactor:      cfg.DefaultReplicationFactor,
+		GroupMinSessionTimeout:        cfg.GroupMinSessionTimeout,
+		GroupMaxSessionTimeout:        cfg.GroupMaxSessionTimeout,
+		GroupInitialRebalanceDelay:    cfg.GroupInitialRebalanceDelay,
+		OffsetsRetention:              cfg.OffsetsRetention,
+		OffsetsRetentionCheckInterval: cfg.OffsetsRetentionCheckInterval,
+		OffsetMetadataMaxBytes:        cfg.OffsetMetadataMaxBytes,
+		Logger:                        cfg.Logger,
 	}, n.store)
 	n.broker = b
+	n.metrics.RegisterServer(n.kafka.ConnCount, n.kafka.InFlightBytes)
+	n.metrics.RegisterStore(n.store, !cfg.NoPartitionMetrics)
 
 	if cfg.AdminAddr != "" {
 		if err := n.startAdmin(); err != nil {
@@ -162,7 +199,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
-	go func() { n.serveErr <- n.kafka.Serve() }()
+	go func() {
+		if err := n.kafka.Serve(); err != nil {
+			n.serveErr <- fmt.Errorf("kafka listener: %w", err)
+		}
+	}()
+	n.serving.Store(true)
 	n.logger.Info("brokerd started", "node_id", cfg.NodeID, "kafka", n.kafka.Addr().String(), "advertised", adv,
 		"admin", n.AdminAddr(), "raft", cfg.RaftAddr, "data_dir", cfg.DataDir, "cluster_id", clusterID)
 	return n, nil
@@ -182,23 +224,12 @@ func (n *Node) AdminAddr() string {
 // Store exposes the raft store (for tests and the admin endpoints).
 func (n *Node) Store() *raftstore.Store { return n.store }
 
-// Shutdown stops accepting, lets requests in flight finish (bounded by
-// ctx), then stops raft and checkpoints the state.
-func (n *Node) Shutdown(ctx context.Context) error {
-	var errs []error
-	if err := n.kafka.Shutdown(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("kafka listener: %w", err))
-	}
-	if n.admin != nil {
-		if err := n.admin.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("admin listener: %w", err))
-		}
-	}
-	if err := n.store.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("raft store: %w", err))
-	}
-	return errors.Join(errs...)
-}
+// Metrics is the node's metrics registry, for more collectors.
+func (n *Node) Metrics() *metrics.Metrics { return n.metrics }
+
+// Failed delivers an error when a listener stops on its own (not through
+// Shutdown or Close): the node no longer serves and should be stopped.
+func (n *Node) Failed() <-chan error { return n.serveErr }
 
 // Close shuts down with a short grace period.
 func (n *Node) Close() error {
@@ -211,6 +242,9 @@ func (n *Node) closeStarted() {
 	n.kafka.Close()
 	if n.admin != nil {
 		n.admin.Close()
+	}
+	if n.broker != nil {
+		n.broker.Close()
 	}
 	if n.store != nil {
 		n.store.Close()

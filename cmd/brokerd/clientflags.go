@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/brokerd/brokerd/clients/admin"
+)
+
+// clientFlags are the flags every client subcommand takes.
+type clientFlags struct {
+	brokers []string
+	format  string
+	timeout time.Duration
+}
+
+// addClientFlags registers -b/--brokers and --format on fs, and --timeout
+// when the command's work is bounded (admin requests).
+func addClientFlags(fs *pflag.FlagSet, withTimeout bool) *clientFlags {
+	f := &clientFlags{}
+	fs.StringSliceVarP(&f.brokers, "brokers", "b", []string{"127.0.0.1:9092"}, "seed brokers, host:port[,host:port...]")
+	fs.StringVar(&f.format, "format", "text", "output format: text or json")
+	if withTimeout {
+		fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "give up after this long")
+	}
+	return f
+}
+
+func (f *clientFlags) check() error {
+	if f.format != "text" && f.format != "json" {
+		return fmt.Errorf("--format %q: want text or json", f.format)
+	}
+	if len(f.brokers) == 0 {
+		return fmt.Errorf("--brokers: give at least one host:port")
+	}
+	return nil
+}
+
+func (f *clientFlags) json() bool { return f.format == "json" }
+
+// context bounds the command by --timeout, if it has one.
+func (f *clientFlags) context(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if f.timeout > 0 {
+		return context.WithTimeout(ctx, f.timeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// withAdmin runs fn with an admin client, bounded by --timeout.
+func (f *clientFlags) withAdmin(cmd *cobra.Command, fn func(ctx context.Context, c *admin.Client) error) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	c, err := admin.New(f.brokers)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := f.context(cmd)
+	defer cancel()
+	return fn(ctx, c)
+}

@@ -1,0 +1,166 @@
+package config
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/brokerd/brokerd/topic"
+)
+
+// Key describes one configuration key.
+type Key struct {
+	Name string
+	// Default is brokerd's default, as the key would be written; "" means
+	// unset (for topic defaults: Kafka's own default applies).
+	Default string
+	Doc     string
+	// Family groups keys that set one thing in different units
+	// (log.retention.ms, .minutes, .hours). A source that sets any member
+	// hides the members set by lower-precedence sources; within one source
+	// Kafka's order applies (ms over minutes over hours).
+	Family string
+	// Topic marks a key that supplies a broker-level topic config default.
+	Topic bool
+	check func(v string) error
+}
+
+// aliases are Kafka's older names for a key: they set the key they name.
+var aliases = map[string]string{
+	"broker.id": "node.id",
+	"log.dir":   "log.dirs",
+}
+
+// brokerKeys are the keys that configure the process itself.
+var brokerKeys = []Key{
+	{Name: "listeners", Default: "PLAINTEXT://127.0.0.1:9092", check: checkListener,
+		Doc: "The Kafka listener, PLAINTEXT://host:port (or host:port). One listener; an empty host listens on every interface."},
+	{Name: "advertised.listeners", check: checkAdvertised,
+		Doc: "What Metadata tells clients to connect to, PLAINTEXT://host:port. Default: the bound listener, or this host's name when it binds every interface."},
+	{Name: "log.dirs", Default: "./brokerd-data", check: checkDir,
+		Doc: "The data directory: partition logs, raft's log and the state DB. One directory (alias: log.dir)."},
+	{Name: "node.id", Default: "1", check: intRange(32, 1, 1<<31-1),
+		Doc: "This node's id, also its raft server id (alias: broker.id)."},
+	{Name: "num.partitions", Default: "1", check: intRange(32, 1, 1<<31-1),
+		Doc: "Partitions of auto-created topics and of CreateTopics asking for the default."},
+	{Name: "default.replication.factor", Default: "1", check: intRange(16, 1, 1<<15-1),
+		Doc: "Replication factor reported for topics created with the default. Every partition is replicated by raft to every node."},
+	{Name: "auto.create.topics.enable", Default: "true", check: checkBool,
+		Doc: "Create a topic when a client asks for its metadata or produces to it."},
+	{Name: "log.retention.check.interval.ms", Default: "300000", check: intRange(64, 1, 1<<63-1),
+		Doc: "How often the leader proposes a retention pass."},
+	{Name: "socket.request.max.bytes", Default: "104857600", check: intRange(32, 1, 1<<31-1),
+		Doc: "Largest Produce request frame accepted; other requests are capped at 1 MiB or this, whichever is smaller."},
+	{Name: "connections.max.idle.ms", Default: "600000", check: intRange(64, 1, 1<<63-1),
+		Doc: "Close a client connection idle for this long."},
+	{Name: "queued.max.request.bytes", Default: "268435456", check: intRange(64, 1, 1<<63-1),
+		Doc: "Memory budget for request frames held in flight across all connections. Unlike Kafka's -1, it is always bounded."},
+	{Name: "group.min.session.timeout.ms", Default: "6000", check: intRange(32, 1, 1<<31-1),
+		Doc: "Smallest session timeout a consumer-group member may ask for."},
+	{Name: "group.max.session.timeout.ms", Default: "1800000", check: intRange(32, 1, 1<<31-1),
+		Doc: "Largest session timeout a consumer-group member may ask for."},
+	{Name: "group.initial.rebalance.delay.ms", Default: "3000", check: intRange(32, 0, 1<<31-1),
+		Doc: "How long the first rebalance of an empty group waits for more members; 0: none."},
+	{Name: "offsets.retention.minutes", Default: "10080", check: intRange(32, 1, 1<<31-1),
+		Doc: "Committed offsets of a group that has been empty this long, and committed longer ago, are deleted."},
+	{Name: "offsets.retention.check.interval.ms", Default: "600000", check: intRange(64, 1, 1<<63-1),
+		Doc: "How often the coordinator looks for expired offsets."},
+	{Name: "offset.metadata.max.bytes", Default: "4096", check: intRange(32, 0, 1<<31-1),
+		Doc: "Longest metadata string an offset commit may carry."},
+	{Name: "brokerd.raft.listener", Default: "127.0.0.1:33145", check: checkHostPort,
+		Doc: "Raft's listener, host:port."},
+	{Name: "brokerd.raft.advertised.listener", check: checkAdvertisedHostPort,
+		Doc: "The raft address peers dial, host:port. Default: brokerd.raft.listener."},
+	{Name: "brokerd.raft.peers", check: checkPeers,
+		Doc: "Static raft membership of a new cluster, id@host:port,... with this node included. Empty: a one-node group."},
+	{Name: "brokerd.raft.log.store", Default: "wal", check: oneOf("wal", "boltdb"),
+		Doc: "Raft's log store: wal (hashicorp/raft-wal) or boltdb (raft-boltdb)."},
+	{Name: "brokerd.admin.listener", Default: "127.0.0.1:9644", check: checkHostPortOrEmpty,
+		Doc: "Admin HTTP listener: /metrics, /healthz, /readyz, /debug/pprof/. Empty disables it."},
+	{Name: "brokerd.metrics.partition.enable", Default: "true", check: checkBool,
+		Doc: "Export per-partition series (log size, offsets, per-partition group lag) on /metrics."},
+	{Name: "brokerd.log.level", Default: "info", check: oneOf("debug", "info", "warn", "error"),
+		Doc: "Log level: debug, info, warn or error."},
+	{Name: "brokerd.log.format", Default: "text", check: oneOf("text", "json"),
+		Doc: "Log format: text or json (log/slog)."},
+	{Name: "brokerd.shutdown.timeout.ms", Default: "30000", check: intRange(64, 1, 1<<63-1),
+		Doc: "How long SIGTERM waits for requests in flight before closing connections."},
+}
+
+// topicFallbacks are broker keys that Kafka reads, in a coarser unit, when
+// the topic default's main broker key is unset.
+var topicFallbacks = []Key{
+	{Name: "log.retention.minutes", Family: "log.retention.ms", Topic: true, check: intRange(32, -1<<31, 1<<31-1),
+		Doc: "Retention time in minutes, read when log.retention.ms is unset. Negative: no limit."},
+	{Name: "log.retention.hours", Family: "log.retention.ms", Topic: true, check: intRange(32, -1<<31, 1<<31-1),
+		Doc: "Retention time in hours, read when log.retention.ms and .minutes are unset (Kafka's default 168). Negative: no limit."},
+	{Name: "log.roll.hours", Family: "log.roll.ms", Topic: true, check: intRange(32, 1, 1<<31-1),
+		Doc: "Roll a segment this many hours after its first record, read when log.roll.ms is unset."},
+	{Name: "log.roll.jitter.hours", Family: "log.roll.jitter.ms", Topic: true, check: intRange(32, 0, 1<<31-1),
+		Doc: "Segment roll jitter in hours, read when log.roll.jitter.ms is unset."},
+	{Name: "log.flush.scheduler.interval.ms", Family: "log.flush.interval.ms", Topic: true, check: intRange(64, -1<<63, 1<<63-1),
+		Doc: "Flush interval read when log.flush.interval.ms is unset."},
+}
+
+var (
+	keyList []Key
+	keyMap  map[string]*Key
+)
+
+func init() {
+	keyList = append(keyList, brokerKeys...)
+	keyList = append(keyList, topicFallbacks...)
+	for _, d := range topic.Defs() {
+		if d.BrokerKey == "" {
+			continue
+		}
+		k := Key{Name: d.BrokerKey, Topic: true, check: d.Validate,
+			Doc: "Default " + d.Name + " of topics without an override (Kafka's default: " + d.Default + "). " + d.Doc}
+		switch d.BrokerKey {
+		case "log.retention.ms", "log.roll.ms", "log.roll.jitter.ms", "log.flush.interval.ms":
+			k.Family = d.BrokerKey
+		}
+		if d.BrokerKey == "log.retention.ms" {
+			// Kafka reads any negative broker retention as "no limit".
+			k.check = intRange(64, -1<<63, 1<<63-1)
+		}
+		keyList = append(keyList, k)
+	}
+	slices.SortFunc(keyList, func(a, b Key) int { return strings.Compare(a.Name, b.Name) })
+	keyMap = make(map[string]*Key, len(keyList))
+	for i := range keyList {
+		keyMap[keyList[i].Name] = &keyList[i]
+	}
+}
+
+// Keys returns every key brokerd reads, sorted by name.
+func Keys() []Key { return slices.Clone(keyList) }
+
+// Lookup returns the key called name; an alias (broker.id, log.dir) returns
+// the key it stands for.
+func Lookup(name string) (Key, bool) {
+	if a, ok := aliases[name]; ok {
+		name = a
+	}
+	k, ok := keyMap[name]
+	if !ok {
+		return Key{}, false
+	}
+	return *k, true
+}
+
+// Aliases returns Kafka's older key names and the key each one sets.
+func Aliases() map[string]string {
+	out := make(map[string]string, len(aliases))
+	for k, v := range aliases {
+		out[k] = v
+	}
+	return out
+}
+
+// Check validates a value for the key.
+func (k Key) Check(v string) error {
+	if k.check == nil {
+		return nil
+	}
+	return k.check(v)
+}

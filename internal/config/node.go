@@ -1,0 +1,80 @@
+package config
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/brokerd/brokerd/internal/node"
+)
+
+// Node returns the node configuration the settings describe.
+func (c *Config) Node() (node.Config, error) {
+	cfg := node.DefaultConfig()
+	var err error
+	if cfg.KafkaAddr, err = parseListener(c.String("listeners")); err != nil {
+		return cfg, badValue(c.settings["listeners"].Origin, "listeners", c.String("listeners"), err)
+	}
+	if v := c.String("advertised.listeners"); v != "" {
+		if cfg.AdvertisedAddr, err = parseListener(v); err != nil {
+			return cfg, badValue(c.settings["advertised.listeners"].Origin, "advertised.listeners", v, err)
+		}
+	}
+	cfg.DataDir = c.String("log.dirs")
+	cfg.NodeID = int32(c.Int("node.id"))
+	cfg.NumPartitions = int32(c.Int("num.partitions"))
+	cfg.DefaultReplicationFactor = int16(c.Int("default.replication.factor"))
+	cfg.AutoCreateTopics = c.Bool("auto.create.topics.enable")
+	cfg.RetentionCheckInterval = c.millis("log.retention.check.interval.ms")
+	cfg.Wire.MaxRequestBytes = int32(c.Int("socket.request.max.bytes"))
+	cfg.Wire.IdleTimeout = c.millis("connections.max.idle.ms")
+	cfg.Wire.MaxInFlightBytes = c.Int("queued.max.request.bytes")
+	cfg.GroupMinSessionTimeout = c.millis("group.min.session.timeout.ms")
+	cfg.GroupMaxSessionTimeout = c.millis("group.max.session.timeout.ms")
+	if cfg.GroupMinSessionTimeout > cfg.GroupMaxSessionTimeout {
+		s := c.settings["group.min.session.timeout.ms"]
+		return cfg, badValue(s.Origin, s.Key, s.Value, fmt.Errorf("above group.max.session.timeout.ms (%s)", c.String("group.max.session.timeout.ms")))
+	}
+	cfg.GroupInitialRebalanceDelay = c.millis("group.initial.rebalance.delay.ms")
+	if cfg.GroupInitialRebalanceDelay == 0 {
+		cfg.GroupInitialRebalanceDelay = -1 // node.Config: negative is "no delay"
+	}
+	cfg.OffsetsRetention = time.Duration(c.Int("offsets.retention.minutes")) * time.Minute
+	cfg.OffsetsRetentionCheckInterval = c.millis("offsets.retention.check.interval.ms")
+	cfg.OffsetMetadataMaxBytes = int(c.Int("offset.metadata.max.bytes"))
+	cfg.RaftAddr = c.String("brokerd.raft.listener")
+	cfg.RaftAdvertise = c.String("brokerd.raft.advertised.listener")
+	if cfg.Peers, err = ParsePeers(c.String("brokerd.raft.peers")); err != nil {
+		return cfg, badValue(c.settings["brokerd.raft.peers"].Origin, "brokerd.raft.peers", c.String("brokerd.raft.peers"), err)
+	}
+	if len(cfg.Peers) > 0 && !hasPeer(cfg) {
+		s := c.settings["brokerd.raft.peers"]
+		return cfg, badValue(s.Origin, s.Key, s.Value, fmt.Errorf("does not list this node (node.id %d)", cfg.NodeID))
+	}
+	cfg.LogStore = c.String("brokerd.raft.log.store")
+	cfg.AdminAddr = c.String("brokerd.admin.listener")
+	cfg.NoPartitionMetrics = !c.Bool("brokerd.metrics.partition.enable")
+	cfg.TopicDefaults = c.TopicDefaults()
+	return cfg, nil
+}
+
+func hasPeer(cfg node.Config) bool {
+	for _, p := range cfg.Peers {
+		if p.ID == cfg.NodeID {
+			return true
+		}
+	}
+	return false
+}
+
+// LogLevel is brokerd.log.level.
+func (c *Config) LogLevel() string { return c.String("brokerd.log.level") }
+
+// LogFormat is brokerd.log.format.
+func (c *Config) LogFormat() string { return c.String("brokerd.log.format") }
+
+// ShutdownTimeout is brokerd.shutdown.timeout.ms.
+func (c *Config) ShutdownTimeout() time.Duration { return c.millis("brokerd.shutdown.timeout.ms") }
+
+func (c *Config) millis(key string) time.Duration {
+	return time.Duration(c.Int(key)) * time.Millisecond
+}

@@ -1,0 +1,109 @@
+package metrics
+
+import (
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+const namespace = "brokerd"
+
+// Metrics is one node's registry and the instruments the request path
+// updates.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	requests   *prometheus.CounterVec
+	reqErrors  *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	bytesIn    prometheus.Counter
+	recordsIn  prometheus.Counter
+	bytesOut   prometheus.Counter
+	recordsOut prometheus.Counter
+}
+
+// Options configure New.
+type Options struct {
+	// Version is reported by brokerd_build_info.
+	Version string
+}
+
+// New returns a registry with the Go runtime and process collectors, build
+// info, and the request instruments.
+func New(opts Options) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "requests_total",
+		Help: "Kafka requests handled, by API.",
+	}, []string{"api"})
+	m.reqErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "request_errors_total",
+		Help: "Kafka requests that failed, by API and error: a Kafka error code name in the response, or \"handler\" when the connection was closed.",
+	}, []string{"api", "error"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "request_duration_seconds",
+		Help:    "Time from a request's decoding to its response, by API (Fetch includes its long-poll wait).",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
+	}, []string{"api"})
+	m.bytesIn = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: namespace, Name: "produce_bytes_total",
+		Help: "Record batch bytes appended by Produce requests (bytes in).",
+	})
+	m.recordsIn = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: namespace, Name: "produce_records_total",
+		Help: "Records appended by Produce requests (records in).",
+	})
+	m.bytesOut = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: namespace, Name: "fetch_bytes_total",
+		Help: "Record batch bytes returned by Fetch responses (bytes out).",
+	})
+	m.recordsOut = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: namespace, Name: "fetch_records_total",
+		Help: "Records in the whole batches returned by Fetch responses (records out).",
+	})
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "build_info",
+		Help:        "Always 1; the labels name the build.",
+		ConstLabels: prometheus.Labels{"version": opts.Version, "goversion": runtime.Version()},
+	})
+	build.Set(1)
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.requests, m.reqErrors, m.latency,
+		m.bytesIn, m.recordsIn, m.bytesOut, m.recordsOut, build,
+	)
+	return m
+}
+
+// Registry is the node's registry, for other packages' collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the registry in Prometheus' text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		Registry:          m.reg,
+		ErrorHandling:     promhttp.ContinueOnError,
+		Timeout:           10 * time.Second,
+		EnableOpenMetrics: false,
+	})
+}
+
+// RegisterServer exports the Kafka listener's connection count and the
+// in-flight request memory in use.
+func (m *Metrics) RegisterServer(conns func() int, inFlightBytes func() int64) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "connections",
+			Help: "Open Kafka client connections.",
+		}, func() float64 { return float64(conns()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "inflight_request_bytes",
+			Help: "Request frame bytes held in flight, charged to queued.max.request.bytes.",
+		}, func() float64 { return float64(inFlightBytes()) }),
+	)
+}
