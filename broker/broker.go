@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brokerd/brokerd/broker/group"
 	"github.com/brokerd/brokerd/broker/wire"
 	"github.com/brokerd/brokerd/raftstore"
 )
@@ -25,7 +28,29 @@ type Config struct {
 	NumPartitions int32
 	// DefaultReplicationFactor is default.replication.factor.
 	DefaultReplicationFactor int16
-	Logger                   *slog.Logger
+
+	// GroupMinSessionTimeout and GroupMaxSessionTimeout are
+	// group.min.session.timeout.ms and group.max.session.timeout.ms
+	// (default 6s and 30m): the session timeouts a group member may ask
+	// for.
+	GroupMinSessionTimeout time.Duration
+	GroupMaxSessionTimeout time.Duration
+	// GroupInitialRebalanceDelay is group.initial.rebalance.delay.ms: how
+	// long the first rebalance of an empty group waits for more members.
+	// Zero means Kafka's default, 3s; negative means no delay.
+	GroupInitialRebalanceDelay time.Duration
+	// OffsetsRetention is offsets.retention.minutes (default 7 days): the
+	// committed offsets of a group that has been empty this long, and
+	// that were committed longer ago than this, are deleted.
+	OffsetsRetention time.Duration
+	// OffsetsRetentionCheckInterval is offsets.retention.check.interval.ms
+	// (default 10m).
+	OffsetsRetentionCheckInterval time.Duration
+	// OffsetMetadataMaxBytes is offset.metadata.max.bytes (default 4096):
+	// longer commit metadata is refused with OFFSET_METADATA_TOO_LARGE.
+	OffsetMetadataMaxBytes int
+
+	Logger *slog.Logger
 }
 
 // Broker answers Kafka requests from committed state and proposes changes
@@ -34,6 +59,13 @@ type Broker struct {
 	cfg    Config
 	store  *raftstore.Store
 	logger *slog.Logger
+
+	// groups is the group coordinator, active while this node leads raft
+	// (runCoordinator).
+	groups    *group.Coordinator
+	stop      chan struct{}
+	closeOnce sync.Once
+	coordDone chan struct{}
 }
 
 // New returns a Broker over store.
@@ -47,7 +79,25 @@ func New(cfg Config, store *raftstore.Store) *Broker {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Broker{cfg: cfg, store: store, logger: cfg.Logger.With("component", "broker")}
+	if cfg.OffsetsRetention <= 0 {
+		cfg.OffsetsRetention = defaultOffsetsRetention
+	}
+	if cfg.OffsetsRetentionCheckInterval <= 0 {
+		cfg.OffsetsRetentionCheckInterval = defaultOffsetsRetentionCheckInterval
+	}
+	if cfg.OffsetMetadataMaxBytes <= 0 {
+		cfg.OffsetMetadataMaxBytes = defaultOffsetMetadataMaxBytes
+	}
+	b := &Broker{
+		cfg:       cfg,
+		store:     store,
+		logger:    cfg.Logger.With("component", "broker"),
+		groups:    newCoordinator(cfg, cfg.Logger),
+		stop:      make(chan struct{}),
+		coordDone: make(chan struct{}),
+	}
+	go b.runCoordinator()
+	return b
 }
 
 // Handle is the wire.Handler: it runs one request and returns its response
@@ -97,6 +147,32 @@ func (b *Broker) dispatch(ctx context.Context, req *wire.Request) (kmsg.Response
 		return b.describeLogDirs(r), nil
 	case *kmsg.InitProducerIDRequest:
 		return b.initProducerID(ctx, r), nil
+	case *kmsg.FindCoordinatorRequest:
+		return b.findCoordinator(r), nil
+	case *kmsg.JoinGroupRequest:
+		// JoinGroup waits for the rebalance; SyncGroup for the leader.
+		req.ReleaseOrder()
+		return b.joinGroup(ctx, req, r)
+	case *kmsg.SyncGroupRequest:
+		req.ReleaseOrder()
+		return b.syncGroup(ctx, r)
+	case *kmsg.HeartbeatRequest:
+		req.ReleaseOrder()
+		return b.heartbeat(r), nil
+	case *kmsg.LeaveGroupRequest:
+		return b.leaveGroup(r), nil
+	case *kmsg.OffsetCommitRequest:
+		return b.offsetCommit(ctx, req, r), nil
+	case *kmsg.OffsetFetchRequest:
+		return b.offsetFetch(r), nil
+	case *kmsg.DescribeGroupsRequest:
+		return b.describeGroups(r), nil
+	case *kmsg.ListGroupsRequest:
+		return b.listGroups(r), nil
+	case *kmsg.DeleteGroupsRequest:
+		return b.deleteGroups(ctx, r), nil
+	case *kmsg.OffsetDeleteRequest:
+		return b.offsetDelete(ctx, r), nil
 	}
 	// The wire layer only passes advertised keys; reaching here is a bug in
 	// the version table, and the connection is closed.

@@ -30,6 +30,17 @@ var supported = map[int16]apiRange{
 	int16(kmsg.DeleteRecords):           {0, 2},
 	int16(kmsg.IncrementalAlterConfigs): {0, 1},
 	int16(kmsg.DescribeCluster):         {0, 1},
+	int16(kmsg.FindCoordinator):         {0, 5},
+	int16(kmsg.JoinGroup):               {0, 9},
+	int16(kmsg.SyncGroup):               {0, 5},
+	int16(kmsg.Heartbeat):               {0, 4},
+	int16(kmsg.LeaveGroup):              {0, 5},
+	int16(kmsg.OffsetCommit):            {0, 9},
+	int16(kmsg.OffsetFetch):             {0, 9},
+	int16(kmsg.DescribeGroups):          {0, 5},
+	int16(kmsg.ListGroups):              {0, 4},
+	int16(kmsg.DeleteGroups):            {0, 2},
+	int16(kmsg.OffsetDelete):            {0, 0},
 }
 
 // Versions reports the advertised range of an API key (a wire.Versions).
