@@ -173,6 +173,20 @@ func (b *Broker) dispatch(ctx context.Context, req *wire.Request) (kmsg.Response
 		return b.deleteGroups(ctx, r), nil
 	case *kmsg.OffsetDeleteRequest:
 		return b.offsetDelete(ctx, r), nil
+	case *kmsg.AddPartitionsToTxnRequest:
+		return b.addPartitionsToTxn(ctx, r), nil
+	case *kmsg.AddOffsetsToTxnRequest:
+		return b.addOffsetsToTxn(ctx, r), nil
+	case *kmsg.TxnOffsetCommitRequest:
+		return b.txnOffsetCommit(ctx, r), nil
+	case *kmsg.EndTxnRequest:
+		return b.endTxn(ctx, r), nil
+	case *kmsg.DescribeTransactionsRequest:
+		return b.describeTransactions(r), nil
+	case *kmsg.ListTransactionsRequest:
+		return b.listTransactions(r), nil
+	case *kmsg.DescribeProducersRequest:
+		return b.describeProducers(r), nil
 	}
 	// The wire layer only passes advertised keys; reaching here is a bug in
 	// the version table, and the connection is closed.

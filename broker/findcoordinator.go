@@ -51,10 +51,7 @@ func (b *Broker) coordinatorFor(keyType int8) coordinatorAnswer {
 		return coordinatorAnswer{code: e.Code, message: &msg, node: none}
 	}
 	switch keyType {
-	case coordinatorTypeGroup:
-	case coordinatorTypeTransaction:
-		// As Kafka answers a coordinator type it does not serve.
-		return fail(kerr.InvalidRequest, "brokerd has no transaction coordinator yet")
+	case coordinatorTypeGroup, coordinatorTypeTransaction:
 	default:
 		return fail(kerr.InvalidRequest, "unknown coordinator type in FindCoordinator request")
 	}

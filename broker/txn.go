@@ -133,7 +133,10 @@ func (b *Broker) txnOffsetCommit(ctx context.Context, r *kmsg.TxnOffsetCommitReq
 	case !b.store.IsLeader():
 		err = raftstore.ErrNotLeader
 	default:
-		errs, err = b.store.TxnOffsetCommit(ctx, time.Now().UnixMilli(), r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Group, offs)
+		err = b.checkTxnGroupMember(r)
+		if err == nil {
+			errs, err = b.store.TxnOffsetCommit(ctx, time.Now().UnixMilli(), r.TransactionalID, r.ProducerID, r.ProducerEpoch, r.Group, offs)
+		}
 	}
 	i := 0
 	for _, t := range r.Topics {

@@ -41,6 +41,14 @@ var supported = map[int16]apiRange{
 	int16(kmsg.ListGroups):              {0, 4},
 	int16(kmsg.DeleteGroups):            {0, 2},
 	int16(kmsg.OffsetDelete):            {0, 0},
+	// Transactions (version 1 semantics: no KIP-890 part 2 epoch bump).
+	int16(kmsg.AddPartitionsToTxn):   {0, 3},
+	int16(kmsg.AddOffsetsToTxn):      {0, 3},
+	int16(kmsg.EndTxn):               {0, 3},
+	int16(kmsg.TxnOffsetCommit):      {0, 3},
+	int16(kmsg.DescribeProducers):    {0, 0},
+	int16(kmsg.DescribeTransactions): {0, 0},
+	int16(kmsg.ListTransactions):     {0, 1},
 }
 
 // Versions reports the advertised range of an API key (a wire.Versions).
