@@ -54,8 +54,8 @@ export BROKERD_BIN="$BIN_DIR/brokerd"
 step "go test ./..."
 go test -timeout 15m ./...
 
-step "go test -race (broker, raftstore, log, e2e)"
-go test -race -timeout 20m ./broker/... ./raftstore/... ./log/... ./e2e/...
+step "go test -race (the packages with concurrency)"
+go test -race -timeout 25m ./broker/... ./raftstore/... ./log/... ./internal/... ./e2e/...
 
 # --- real clients -----------------------------------------------------------
 step ".ci/kcat.sh"
@@ -63,5 +63,11 @@ step ".ci/kcat.sh"
 
 step ".ci/kafka_python.py"
 /usr/bin/python3 .ci/kafka_python.py
+
+step ".ci/kcat_group.sh"
+.ci/kcat_group.sh
+
+step ".ci/kafka_python_group.py"
+/usr/bin/python3 .ci/kafka_python_group.py
 
 step "all checks passed"
