@@ -105,10 +105,16 @@ func TestFindCoordinator(t *testing.T) {
 	if len(resp.Coordinators) != 2 || resp.Coordinators[1].Key != "b" || resp.Coordinators[1].NodeID != 1 || resp.Coordinators[1].ErrorCode != 0 {
 		t.Errorf("v4 batch: %+v", resp.Coordinators)
 	}
+	// Transactional ids are coordinated by the raft leader too.
 	r.CoordinatorType = 1
 	resp = call[*kmsg.FindCoordinatorResponse](t, b, r, 5)
-	if c := resp.Coordinators[0]; c.ErrorCode != kerr.InvalidRequest.Code || c.NodeID != -1 {
+	if c := resp.Coordinators[0]; c.ErrorCode != 0 || c.NodeID != 1 {
 		t.Errorf("transaction key: %+v", c)
+	}
+	r.CoordinatorType = 7
+	resp = call[*kmsg.FindCoordinatorResponse](t, b, r, 5)
+	if c := resp.Coordinators[0]; c.ErrorCode != kerr.InvalidRequest.Code || c.NodeID != -1 {
+		t.Errorf("unknown key type: %+v", c)
 	}
 }
 

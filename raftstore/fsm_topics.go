@@ -92,6 +92,19 @@ func (f *fsm) applyDeleteTopic(c *deleteTopicCmd) error {
 	ts, ok := f.topics[c.Name]
 	if ok {
 		delete(f.topics, c.Name)
+		// As Kafka does, committed offsets go with the topic, so a topic
+		// re-created under the same name starts with none.
+		for group, g := range f.groups {
+			for k, o := range g {
+				if o.Topic == c.Name {
+					delete(g, k)
+					f.dirty.offsets[offsetKey(group, o.Topic, o.Partition)] = true
+				}
+			}
+			if len(g) == 0 {
+				delete(f.groups, group)
+			}
+		}
 	}
 	f.mu.Unlock()
 	if !ok {

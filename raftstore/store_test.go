@@ -328,6 +328,16 @@ func TestGroupOffsets(t *testing.T) {
 	if err := s.DeleteOffsets(ctx, "g2", nil, true); err != nil {
 		t.Fatal(err)
 	}
+	// Deleting a topic deletes its committed offsets.
+	if _, err := s.CommitOffsets(ctx, 6000, "g3", []OffsetCommit{{Topic: "in", Partition: 1, Offset: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteTopic(ctx, "in"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.GroupOffsets("g3"); len(got) != 0 {
+		t.Fatalf("offsets of a deleted topic: %v", got)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
