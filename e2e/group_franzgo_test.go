@@ -434,14 +434,14 @@ func TestFranzGoGroupAdmin(t *testing.T) {
 		t.Errorf("standalone still listed after DeleteGroups: %+v", listed)
 	}
 
-	// A transaction coordinator lookup gets an error until transactions
-	// exist.
+	// A transactional id is coordinated by the same node (the raft
+	// leader).
 	req := kmsg.NewPtrFindCoordinatorRequest()
 	req.CoordinatorType = 1
 	req.CoordinatorKeys = []string{"txn"}
 	fc, err := req.RequestWith(testCtx(t, 10*time.Second), newKgo(t, addr))
-	if err != nil || len(fc.Coordinators) != 1 || fc.Coordinators[0].ErrorCode == 0 {
-		t.Errorf("FindCoordinator for a transactional id: %+v %v, want an error", fc, err)
+	if err != nil || len(fc.Coordinators) != 1 || fc.Coordinators[0].ErrorCode != 0 || fc.Coordinators[0].NodeID != 1 {
+		t.Errorf("FindCoordinator for a transactional id: %+v %v, want node 1", fc, err)
 	}
 }
 
