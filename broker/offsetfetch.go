@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brokerd/brokerd/raftstore"
@@ -18,8 +19,8 @@ type fetchedOffset struct {
 // batch of groups (v8+), for the partitions asked or, with null topics
 // (v2+), every partition the group has committed. A group or partition
 // without a commit answers offset -1 and no error, as Kafka does.
-// RequireStable (v7+) needs nothing more until transactional offset
-// commits exist.
+// With RequireStable (v7+), a partition whose offset is staged in an open
+// transaction answers UNSTABLE_OFFSET_COMMIT, which clients retry.
 func (b *Broker) offsetFetch(r *kmsg.OffsetFetchRequest) kmsg.Response {
 	resp := kmsg.NewPtrOffsetFetchResponse()
 	if r.Version >= 8 {
@@ -49,6 +50,9 @@ func (b *Broker) offsetFetch(r *kmsg.OffsetFetchRequest) kmsg.Response {
 					gp.Partition, gp.Offset, gp.LeaderEpoch = o.partition, o.offset, o.leaderEpoch
 					md := o.metadata
 					gp.Metadata = &md
+					if r.RequireStable && b.store.PendingTxnOffset(rg.Group, t.topic, o.partition) {
+						gp.ErrorCode = kerr.UnstableOffsetCommit.Code
+					}
 					gt.Partitions = append(gt.Partitions, gp)
 				}
 				g.Topics = append(g.Topics, gt)
@@ -93,6 +97,9 @@ func (b *Broker) offsetFetch(r *kmsg.OffsetFetchRequest) kmsg.Response {
 			rp.Partition, rp.Offset, rp.LeaderEpoch = o.partition, o.offset, o.leaderEpoch
 			md := o.metadata
 			rp.Metadata = &md
+			if r.Version >= 7 && r.RequireStable && b.store.PendingTxnOffset(r.Group, t.topic, o.partition) {
+				rp.ErrorCode = kerr.UnstableOffsetCommit.Code
+			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)

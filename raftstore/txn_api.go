@@ -154,3 +154,21 @@ func (s *Store) abortTimedOut(ctx context.Context, now time.Time) {
 		}
 	}
 }
+
+// PendingTxnOffset reports whether an open transaction holds a staged
+// offset for a group's partition (OffsetFetch require_stable answers
+// UNSTABLE_OFFSET_COMMIT until it is decided).
+func (s *Store) PendingTxnOffset(group, topicName string, partition int32) bool {
+	key := partKey(topicName, partition)
+	s.fsm.txnMu.RLock()
+	defer s.fsm.txnMu.RUnlock()
+	for _, t := range s.fsm.txns {
+		if t.State != TxnOngoing {
+			continue
+		}
+		if _, ok := t.PendingOffsets[group][key]; ok {
+			return true
+		}
+	}
+	return false
+}

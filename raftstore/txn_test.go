@@ -80,11 +80,17 @@ func TestTransactions(t *testing.T) {
 	if _, ok := s.GroupOffset("g", "in", 0); ok {
 		t.Fatal("transactional offset visible before commit")
 	}
+	if !s.PendingTxnOffset("g", "in", 0) || s.PendingTxnOffset("g", "in", 1) || s.PendingTxnOffset("other", "in", 0) {
+		t.Fatal("PendingTxnOffset does not report exactly the staged offset")
+	}
 	if err := s.EndTxn(ctx, now, "tx-1", pid, ep, true); err != nil {
 		t.Fatalf("commit: %v", err)
 	}
 	if o, ok := s.GroupOffset("g", "in", 0); !ok || o.Offset != 10 {
 		t.Fatalf("offset after commit: %+v %v", o, ok)
+	}
+	if s.PendingTxnOffset("g", "in", 0) {
+		t.Fatal("offset still pending after the commit")
 	}
 
 	// Transaction 3 left open, then a new incarnation fences the old one
