@@ -7,65 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TMP=$(mktemp -d -t brokerd-kcat-XXXXXX)
-BROKER_PID=""
-cleanup() {
-	local rc=$?
-	if [[ -n "$BROKER_PID" ]] && kill -0 "$BROKER_PID" 2>/dev/null; then
-		kill -TERM "$BROKER_PID" 2>/dev/null || true
-		for _ in $(seq 1 100); do
-			kill -0 "$BROKER_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$BROKER_PID" 2>/dev/null || true
-		wait "$BROKER_PID" 2>/dev/null || true
-	fi
-	if [[ $rc -ne 0 && -f "$TMP/brokerd.log" ]]; then
-		echo "---- brokerd log (tail) ----" >&2
-		tail -n 60 "$TMP/brokerd.log" >&2 || true
-	fi
-	rm -rf "$TMP"
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-fail() {
-	echo "kcat.sh: FAIL: $*" >&2
-	exit 1
-}
-
-command -v kcat >/dev/null || fail "kcat is not installed (apt-get install kcat)"
-
-free_port() {
-	/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-
-BIN="${BROKERD_BIN:-}"
-if [[ -z "$BIN" ]]; then
-	BIN="$TMP/brokerd"
-	CGO_ENABLED=0 go build -o "$BIN" ./cmd/brokerd
-fi
-
-KPORT=$(free_port)
-APORT=$(free_port)
-RPORT=$(free_port)
-B="127.0.0.1:$KPORT"
-"$BIN" --data-dir "$TMP/data" --kafka-addr "$B" --admin-addr "127.0.0.1:$APORT" \
-	--raft-addr "127.0.0.1:$RPORT" >"$TMP/brokerd.log" 2>&1 &
-BROKER_PID=$!
-
-ready=""
-for _ in $(seq 1 300); do
-	if curl -fsS "http://127.0.0.1:$APORT/readyz" >/dev/null 2>&1; then
-		ready=1
-		break
-	fi
-	kill -0 "$BROKER_PID" 2>/dev/null || fail "brokerd exited before it was ready"
-	sleep 0.1
-done
-[[ -n "$ready" ]] || fail "brokerd not ready after 30s"
-echo "kcat.sh: brokerd ready on $B"
+SCRIPT=kcat.sh
+# shellcheck source=lib.sh
+source .ci/lib.sh
+start_brokerd
 
 KC=(timeout 60 kcat -b "$B" -X socket.timeout.ms=10000 -X message.timeout.ms=30000)
 
@@ -100,7 +45,7 @@ echo "kcat.sh: ok: keys, headers, offsets (idempotent producer)"
 
 # 3. Metadata.
 "${KC[@]}" -L -t kcat-none >"$TMP/meta" || fail "kcat -L"
-grep -q "broker 1 at 127.0.0.1:$KPORT" "$TMP/meta" || { cat "$TMP/meta" >&2; fail "kcat -L does not list broker 1 at $B"; }
+grep -q "broker 1 at $B" "$TMP/meta" || { cat "$TMP/meta" >&2; fail "kcat -L does not list broker 1 at $B"; }
 grep -q 'topic "kcat-none" with 1 partitions' "$TMP/meta" || { cat "$TMP/meta" >&2; fail "kcat -L does not list kcat-none with 1 partition"; }
 grep -q 'partition 0, leader 1' "$TMP/meta" || { cat "$TMP/meta" >&2; fail "kcat -L: partition 0 is not led by broker 1"; }
 "${KC[@]}" -L >"$TMP/metaall" || fail "kcat -L (all topics)"

@@ -8,67 +8,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TMP=$(mktemp -d -t brokerd-kcat-group-XXXXXX)
-BROKER_PID=""
-cleanup() {
-	local rc=$?
-	jobs -p | xargs -r kill 2>/dev/null || true
-	if [[ -n "$BROKER_PID" ]] && kill -0 "$BROKER_PID" 2>/dev/null; then
-		kill -TERM "$BROKER_PID" 2>/dev/null || true
-		for _ in $(seq 1 100); do
-			kill -0 "$BROKER_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$BROKER_PID" 2>/dev/null || true
-		wait "$BROKER_PID" 2>/dev/null || true
-	fi
-	if [[ $rc -ne 0 && -f "$TMP/brokerd.log" ]]; then
-		echo "---- brokerd log (tail) ----" >&2
-		tail -n 60 "$TMP/brokerd.log" >&2 || true
-	fi
-	rm -rf "$TMP"
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-fail() {
-	echo "kcat_group.sh: FAIL: $*" >&2
-	exit 1
-}
-
-command -v kcat >/dev/null || fail "kcat is not installed (apt-get install kcat)"
-
-free_port() {
-	/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-
-BIN="${BROKERD_BIN:-}"
-if [[ -z "$BIN" ]]; then
-	BIN="$TMP/brokerd"
-	CGO_ENABLED=0 go build -o "$BIN" ./cmd/brokerd
-fi
-
-KPORT=$(free_port)
-APORT=$(free_port)
-RPORT=$(free_port)
-B="127.0.0.1:$KPORT"
+SCRIPT=kcat_group.sh
+# shellcheck source=lib.sh
+source .ci/lib.sh
 # Auto-created topics get two partitions, so the two members can share one.
-"$BIN" --data-dir "$TMP/data" --kafka-addr "$B" --admin-addr "127.0.0.1:$APORT" \
-	--raft-addr "127.0.0.1:$RPORT" --num-partitions 2 >"$TMP/brokerd.log" 2>&1 &
-BROKER_PID=$!
-
-ready=""
-for _ in $(seq 1 300); do
-	if curl -fsS "http://127.0.0.1:$APORT/readyz" >/dev/null 2>&1; then
-		ready=1
-		break
-	fi
-	kill -0 "$BROKER_PID" 2>/dev/null || fail "brokerd exited before it was ready"
-	sleep 0.1
-done
-[[ -n "$ready" ]] || fail "brokerd not ready after 30s"
-echo "kcat_group.sh: brokerd ready on $B"
+start_brokerd --num-partitions 2
 
 TOPIC=kcat-group
 GROUP=kcat-group-g
