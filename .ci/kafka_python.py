@@ -15,15 +15,9 @@ if set, is used instead of building ./cmd/brokerd.
 """
 
 import atexit
-import os
-import shutil
 import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 
 try:
     import kafka
@@ -33,88 +27,20 @@ try:
 except ImportError as e:  # pragma: no cover
     sys.exit("kafka_python.py: the kafka module is missing (apt-get install python3-kafka): %s" % e)
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from brokerd_ci import Broker, Script, api_version_kwargs
+
+SCRIPT = Script("kafka_python.py")
+fail = SCRIPT.fail
 TOPIC = "kafka-python-test"
 N = 100
 
 
-def fail(msg):
-    print("kafka_python.py: FAIL: " + msg, file=sys.stderr)
-    sys.exit(1)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Broker:
-    def __init__(self):
-        self.tmp = tempfile.mkdtemp(prefix="brokerd-kafka-python-")
-        self.proc = None
-        self.log_path = os.path.join(self.tmp, "brokerd.log")
-        self.failed = True
-
-    def start(self):
-        binary = os.environ.get("BROKERD_BIN")
-        if not binary:
-            binary = os.path.join(self.tmp, "brokerd")
-            env = dict(os.environ, CGO_ENABLED="0")
-            if subprocess.run(["go", "build", "-o", binary, "./cmd/brokerd"], cwd=REPO, env=env).returncode != 0:
-                fail("go build ./cmd/brokerd failed")
-        kport, aport, rport = free_port(), free_port(), free_port()
-        self.addr = "127.0.0.1:%d" % kport
-        self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [binary, "--data-dir", os.path.join(self.tmp, "data"), "--kafka-addr", self.addr,
-             "--admin-addr", "127.0.0.1:%d" % aport, "--raft-addr", "127.0.0.1:%d" % rport],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 30
-        while True:
-            if self.proc.poll() is not None:
-                fail("brokerd exited before it was ready (code %s)" % self.proc.returncode)
-            try:
-                with urllib.request.urlopen("http://127.0.0.1:%d/readyz" % aport, timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.time() > deadline:
-                fail("brokerd not ready after 30s")
-            time.sleep(0.1)
-        print("kafka_python.py: brokerd ready on %s (kafka-python %s)" % (self.addr, kafka.__version__))
-
-    def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.failed and os.path.exists(self.log_path):
-            with open(self.log_path, "rb") as f:
-                tail = f.read()[-6000:]
-            sys.stderr.write("---- brokerd log (tail) ----\n" + tail.decode("utf-8", "replace") + "\n")
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-
-def api_version_kwargs():
-    v = os.environ.get("KAFKA_PYTHON_API_VERSION")
-    if not v:
-        return {}
-    return {"api_version": tuple(int(x) for x in v.split("."))}
-
-
 def main():
-    broker = Broker()
+    broker = Broker(SCRIPT)
     atexit.register(broker.stop)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: sys.exit(130))
-    broker.start()
+    broker.start(kafka.__version__)
     kw = dict(bootstrap_servers=[broker.addr], request_timeout_ms=20000, **api_version_kwargs())
 
     admin = KafkaAdminClient(client_id="brokerd-ci-admin", **kw)
