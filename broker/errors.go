@@ -44,7 +44,7 @@ var codeTable = []struct {
 	{raftstore.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 	{raftstore.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
 	{raftstore.ErrUnknownProducerID, kerr.UnknownProducerID},
-	{raftstore.ErrTransactionalNotReady, kerr.InvalidTxnState},
+	{raftstore.ErrInvalidTxnState, kerr.InvalidTxnState},
 	{raftstore.ErrStorage, kerr.KafkaStorageError},
 	{raftstore.ErrInvalidCommand, kerr.InvalidRequest},
 	{topic.ErrInvalidName, kerr.InvalidTopicException},

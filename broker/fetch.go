@@ -92,11 +92,11 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool
 			// Empty, not null: librdkafka rejects a null record set.
 			sp.RecordBatches = []byte{}
 			l, ok := b.store.Log(name, rp.Partition)
-			switch {
+			switch code := leaderCheck(ok, leader, rp.CurrentLeaderEpoch, epoch); {
 			case !known && r.Version >= 13:
 				sp.ErrorCode = kerr.UnknownTopicID.Code
-			case leaderCheck(ok, leader, rp.CurrentLeaderEpoch, epoch) != 0:
-				sp.ErrorCode = leaderCheck(ok, leader, rp.CurrentLeaderEpoch, epoch)
+			case code != 0:
+				sp.ErrorCode = code
 			default:
 				end := l.EndOffset()
 				lso := b.store.LastStableOffset(name, rp.Partition)

@@ -123,12 +123,10 @@ func (b *Broker) topicMetadata(t topic.Topic, code int16) kmsg.MetadataResponseT
 func (b *Broker) brokers() []raftstore.BrokerInfo {
 	bs := b.store.Brokers()
 	if len(bs) == 0 {
-		bs = []raftstore.BrokerInfo{b.self()}
+		bs = []raftstore.BrokerInfo{b.store.Self()}
 	}
 	return bs
 }
-
-func (b *Broker) self() raftstore.BrokerInfo { return b.store.Self() }
 
 func (b *Broker) replicaIDs() []int32 {
 	var ids []int32
