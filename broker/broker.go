@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brokerd/brokerd/broker/fetchsession"
 	"github.com/brokerd/brokerd/broker/group"
 	"github.com/brokerd/brokerd/broker/wire"
 	"github.com/brokerd/brokerd/raftstore"
@@ -49,6 +50,10 @@ type Config struct {
 	// OffsetMetadataMaxBytes is offset.metadata.max.bytes (default 4096):
 	// longer commit metadata is refused with OFFSET_METADATA_TOO_LARGE.
 	OffsetMetadataMaxBytes int
+	// FetchSessions sizes the incremental fetch session cache
+	// (max.incremental.fetch.session.cache.slots); zero values take
+	// Kafka's defaults.
+	FetchSessions fetchsession.Config
 
 	Logger *slog.Logger
 }
@@ -63,6 +68,7 @@ type Broker struct {
 	// groups is the group coordinator, active while this node leads raft
 	// (runCoordinator).
 	groups    *group.Coordinator
+	sessions  *fetchsession.Cache
 	stop      chan struct{}
 	closeOnce sync.Once
 	coordDone chan struct{}
@@ -93,11 +99,18 @@ func New(cfg Config, store *raftstore.Store) *Broker {
 		store:     store,
 		logger:    cfg.Logger.With("component", "broker"),
 		groups:    newCoordinator(cfg, cfg.Logger),
+		sessions:  fetchsession.New(cfg.FetchSessions),
 		stop:      make(chan struct{}),
 		coordDone: make(chan struct{}),
 	}
 	go b.runCoordinator()
 	return b
+}
+
+// FetchSessionStats reports the fetch-session cache for metrics.
+func (b *Broker) FetchSessionStats() (sessions, partitions int, evictions int64) {
+	s := b.sessions.Stats()
+	return s.Sessions, s.Partitions, s.Evictions
 }
 
 // Handle is the wire.Handler: it runs one request and returns its response

@@ -91,7 +91,7 @@ func (b *Broker) describeConfigs(r *kmsg.DescribeConfigsRequest) kmsg.Response {
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		switch rr.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
-			t, ok := b.store.Topic(rr.ResourceName)
+			t, ok := b.lookupTopic(rr.ResourceName)
 			if !ok {
 				sr.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				break
@@ -170,6 +170,9 @@ func (b *Broker) incrementalAlterConfigs(ctx context.Context, r *kmsg.Incrementa
 
 // incrementalTopic applies SET, DELETE, APPEND and SUBTRACT operations.
 func (b *Broker) incrementalTopic(ctx context.Context, rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
+	if isInternalTopic(rr.ResourceName) {
+		return internalTopicWrite(rr.ResourceName, "alter the configs of")
+	}
 	t, ok := b.store.Topic(rr.ResourceName)
 	if !ok {
 		return fmt.Errorf("%w: %s", raftstore.ErrUnknownTopic, rr.ResourceName)
@@ -236,6 +239,9 @@ func editList(cur, items []string, add bool) []string {
 
 // alterTopic validates the resulting override set, then proposes it.
 func (b *Broker) alterTopic(ctx context.Context, name string, replace bool, set map[string]string, del []string, validateOnly bool) error {
+	if isInternalTopic(name) {
+		return internalTopicWrite(name, "alter the configs of")
+	}
 	t, ok := b.store.Topic(name)
 	if !ok {
 		return fmt.Errorf("%w: %s", raftstore.ErrUnknownTopic, name)

@@ -22,7 +22,10 @@ func (b *Broker) deleteRecords(ctx context.Context, r *kmsg.DeleteRecordsRequest
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition, sp.LowWatermark = rp.Partition, -1
-			if _, ok := b.store.Log(rt.Topic, rp.Partition); !ok {
+			if isInternalTopic(rt.Topic) {
+				err := internalTopicWrite(rt.Topic, "delete records of")
+				sp.ErrorCode = errorCode(err)
+			} else if _, ok := b.store.Log(rt.Topic, rp.Partition); !ok {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			} else if !leader {
 				sp.ErrorCode = kerr.NotLeaderForPartition.Code

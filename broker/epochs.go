@@ -16,6 +16,14 @@ func (b *Broker) offsetForLeaderEpoch(r *kmsg.OffsetForLeaderEpochRequest) kmsg.
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition, sp.LeaderEpoch, sp.EndOffset = rp.Partition, -1, -1
+			if isInternalTopic(rt.Topic) {
+				// An empty log: every epoch ends at offset 0.
+				if sp.ErrorCode = leaderCheck(b.internalPartition(rt.Topic, rp.Partition), leader, rp.CurrentLeaderEpoch, cur); sp.ErrorCode == 0 {
+					sp.LeaderEpoch, sp.EndOffset = cur, 0
+				}
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			l, ok := b.store.Log(rt.Topic, rp.Partition)
 			sp.ErrorCode = leaderCheck(ok, leader, rp.CurrentLeaderEpoch, cur)
 			switch {

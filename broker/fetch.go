@@ -8,9 +8,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/brokerd/brokerd/broker/fetchsession"
 	"github.com/brokerd/brokerd/broker/wire"
 	"github.com/brokerd/brokerd/log"
-	"github.com/brokerd/brokerd/topic"
 )
 
 // fetchMaxBytes is Kafka's broker fetch.max.bytes default (55 MiB).
@@ -21,9 +21,16 @@ const maxFetchWait = 30 * time.Second
 
 // fetch reads committed batches. It long-polls: when less than MinBytes is
 // available it waits for the next applied raft batch (no sleeping), up to
-// MaxWaitMillis. Fetch sessions (KIP-227) are not kept: the response's
-// SessionID is 0, which tells clients to send full fetches.
+// MaxWaitMillis. Fetch sessions (KIP-227) decide which partitions are read
+// and which are answered (see package fetchsession).
 func (b *Broker) fetch(ctx context.Context, r *kmsg.FetchRequest) kmsg.Response {
+	fc := b.sessions.NewContext(sessionRequest(r), time.Now())
+	if code := fc.Err(); code != 0 {
+		resp := kmsg.NewPtrFetchResponse()
+		resp.ErrorCode = code
+		return resp
+	}
+	parts := fc.Partitions()
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if wait > maxFetchWait {
 		wait = maxFetchWait
@@ -33,9 +40,9 @@ func (b *Broker) fetch(ctx context.Context, r *kmsg.FetchRequest) kmsg.Response 
 		// Subscribe before reading, so an append between the read and the
 		// wait still wakes us.
 		changed := b.store.Changed()
-		resp, n, failed := b.fetchOnce(r)
+		read, n, failed := b.fetchOnce(r, parts)
 		if failed || n >= int(r.MinBytes) || wait <= 0 || r.MinBytes <= 0 && n > 0 {
-			return resp
+			return b.fetchResponse(r, fc, parts, read)
 		}
 		if deadline == nil {
 			t := time.NewTimer(wait)
@@ -45,109 +52,195 @@ func (b *Broker) fetch(ctx context.Context, r *kmsg.FetchRequest) kmsg.Response 
 		select {
 		case <-changed:
 		case <-deadline:
-			resp, _, _ = b.fetchOnce(r)
-			return resp
+			read, _, _ = b.fetchOnce(r, parts)
+			return b.fetchResponse(r, fc, parts, read)
 		case <-ctx.Done():
-			return resp
+			return b.fetchResponse(r, fc, parts, read)
 		case <-wire.Draining(ctx):
 			// Shutting down: answer now rather than hold shutdown up.
-			return resp
+			return b.fetchResponse(r, fc, parts, read)
 		}
 	}
 }
 
-// fetchOnce builds a response from what is committed now. It reports how
-// many record bytes it holds and whether any partition failed (a failure is
-// answered at once, as Kafka does).
-func (b *Broker) fetchOnce(r *kmsg.FetchRequest) (*kmsg.FetchResponse, int, bool) {
-	resp := kmsg.NewPtrFetchResponse()
-	if r.SessionID != 0 {
-		// We never hand out sessions, so an incremental fetch names one we
-		// do not have.
-		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
-		return resp, 0, true
+// sessionRequest is the session view of a Fetch request: its partitions
+// keyed by topic ID (v13+) or name, and what it forgets.
+func sessionRequest(r *kmsg.FetchRequest) fetchsession.Request {
+	sr := fetchsession.Request{Version: r.Version, SessionID: r.SessionID, Epoch: r.SessionEpoch}
+	if r.Version < 7 {
+		sr.Epoch = -1
 	}
+	for _, rt := range r.Topics {
+		for _, rp := range rt.Partitions {
+			sr.Partitions = append(sr.Partitions, fetchsession.Partition{
+				Key: sessionKey(r.Version, rt.Topic, rt.TopicID, rp.Partition),
+				Params: fetchsession.Params{
+					FetchOffset:        rp.FetchOffset,
+					LogStartOffset:     rp.LogStartOffset,
+					MaxBytes:           rp.PartitionMaxBytes,
+					CurrentLeaderEpoch: rp.CurrentLeaderEpoch,
+					LastFetchedEpoch:   rp.LastFetchedEpoch,
+				},
+			})
+		}
+	}
+	for _, ft := range r.ForgottenTopics {
+		for _, p := range ft.Partitions {
+			sr.Forgotten = append(sr.Forgotten, sessionKey(r.Version, ft.Topic, ft.TopicID, p))
+		}
+	}
+	return sr
+}
+
+func sessionKey(version int16, name string, id [16]byte, partition int32) fetchsession.Key {
+	if version >= 13 {
+		return fetchsession.Key{ID: id, Partition: partition}
+	}
+	return fetchsession.Key{Topic: name, Partition: partition}
+}
+
+// fetchResponse asks the session which partitions to answer and lays the
+// response out, one topic entry per run of partitions of the same topic.
+func (b *Broker) fetchResponse(r *kmsg.FetchRequest, fc *fetchsession.Context, parts []fetchsession.Partition, read []kmsg.FetchResponseTopicPartition) *kmsg.FetchResponse {
+	results := make([]fetchsession.Result, len(read))
+	for i, sp := range read {
+		results[i] = fetchsession.Result{
+			HighWatermark:        sp.HighWatermark,
+			LogStartOffset:       sp.LogStartOffset,
+			ErrorCode:            sp.ErrorCode,
+			RecordBytes:          len(sp.RecordBatches),
+			PreferredReadReplica: sp.PreferredReadReplica >= 0,
+		}
+	}
+	keep, sid, code := fc.Finish(results, time.Now())
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SessionID = sid
+	if code != 0 {
+		resp.ErrorCode = code
+		return resp
+	}
+	for i, sp := range read {
+		if !keep[i] {
+			continue
+		}
+		k := parts[i].Key
+		if n := len(resp.Topics); n == 0 || resp.Topics[n-1].Topic != k.Topic || resp.Topics[n-1].TopicID != k.ID {
+			st := kmsg.NewFetchResponseTopic()
+			st.Topic, st.TopicID = k.Topic, k.ID
+			resp.Topics = append(resp.Topics, st)
+		}
+		st := &resp.Topics[len(resp.Topics)-1]
+		st.Partitions = append(st.Partitions, sp)
+	}
+	return resp
+}
+
+// fetchOnce reads what is committed now for each partition, in order. It
+// reports how many record bytes it holds and whether any partition failed
+// (a failure is answered at once, as Kafka does).
+func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition) ([]kmsg.FetchResponseTopicPartition, int, bool) {
 	// The broker's fetch.max.bytes caps what a client may ask for: a read
 	// allocates what it returns.
 	maxBytes := min(int(r.MaxBytes), fetchMaxBytes)
 	if maxBytes <= 0 {
 		maxBytes = fetchMaxBytes
 	}
+	var names map[[16]byte]string
+	if r.Version >= 13 {
+		names = b.topicNamesByID()
+	}
+	out := make([]kmsg.FetchResponseTopicPartition, len(parts))
 	total, failed := 0, false
 	leader := b.store.IsLeader()
 	epoch := b.store.LeaderEpoch()
-	for _, rt := range r.Topics {
-		st := kmsg.NewFetchResponseTopic()
-		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		name, known := rt.Topic, true
+	for i, p := range parts {
+		sp := &out[i]
+		*sp = kmsg.NewFetchResponseTopicPartition()
+		sp.Partition = p.Partition
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+		// Empty, not null: librdkafka rejects a null record set.
+		sp.RecordBatches = []byte{}
+		name, known := p.Topic, true
 		if r.Version >= 13 {
-			var t topic.Topic
-			t, known = b.topicByID(rt.TopicID)
-			name = t.Name
+			name, known = names[p.ID]
 		}
-		for _, rp := range rt.Partitions {
-			sp := kmsg.NewFetchResponseTopicPartition()
-			sp.Partition = rp.Partition
-			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-			// Empty, not null: librdkafka rejects a null record set.
-			sp.RecordBatches = []byte{}
-			l, ok := b.store.Log(name, rp.Partition)
-			switch code := leaderCheck(ok, leader, rp.CurrentLeaderEpoch, epoch); {
-			case !known && r.Version >= 13:
-				sp.ErrorCode = kerr.UnknownTopicID.Code
-			case code != 0:
-				sp.ErrorCode = code
-			default:
-				end := l.EndOffset()
-				lso := b.store.LastStableOffset(name, rp.Partition)
-				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = end, lso, l.StartOffset()
-				readCommitted := r.IsolationLevel == 1
-				if readCommitted {
-					// read_committed never sees past the last stable offset.
-					end = lso
-				}
-				limit := int(rp.PartitionMaxBytes)
-				if rem := maxBytes - total; rem < limit {
-					limit = rem
-				}
-				if rp.FetchOffset >= end && rp.FetchOffset <= sp.HighWatermark || limit <= 0 && total > 0 {
-					break
-				}
-				if limit <= 0 {
-					limit = 1
-				}
-				data, err := l.Read(rp.FetchOffset, int32(limit))
-				if err != nil {
-					sp.ErrorCode = errorCode(err)
-					if !errors.Is(err, log.ErrOffsetOutOfRange) {
-						b.logger.Warn("fetch read failed", "topic", name, "partition", rp.Partition, "offset", rp.FetchOffset, "err", err)
-					}
-					break
-				}
-				if readCommitted {
-					data = truncateBatchesAt(data, end)
-				}
-				// KIP-74: only the first non-empty partition may overshoot
-				// the response limit.
-				if len(data) == 0 || total > 0 && total+len(data) > maxBytes {
-					break
-				}
-				sp.RecordBatches = data
-				total += len(data)
-				if readCommitted {
-					for _, a := range b.store.AbortedTxns(name, rp.Partition, rp.FetchOffset, end) {
-						sp.AbortedTransactions = append(sp.AbortedTransactions, kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
-					}
-				}
-			}
-			if sp.ErrorCode != 0 {
-				failed = true
-			}
-			st.Partitions = append(st.Partitions, sp)
+		limit := int(p.MaxBytes)
+		if rem := maxBytes - total; rem < limit {
+			limit = rem
 		}
-		resp.Topics = append(resp.Topics, st)
+		switch {
+		case !known:
+			sp.ErrorCode = kerr.UnknownTopicID.Code
+		case isInternalTopic(name):
+			b.fetchInternal(sp, name, p, leader, epoch)
+		default:
+			n := b.fetchPartition(sp, name, p, r.IsolationLevel == 1, limit, total, maxBytes, leader, epoch)
+			total += n
+		}
+		if sp.ErrorCode != 0 {
+			failed = true
+		}
 	}
-	return resp, total, failed
+	return out, total, failed
+}
+
+// fetchPartition reads one partition into sp and returns the record bytes
+// it took. total is what earlier partitions took of maxBytes.
+func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, name string, p fetchsession.Partition, readCommitted bool, limit, total, maxBytes int, leader bool, epoch int32) int {
+	l, ok := b.store.Log(name, p.Partition)
+	if code := leaderCheck(ok, leader, p.CurrentLeaderEpoch, epoch); code != 0 {
+		sp.ErrorCode = code
+		return 0
+	}
+	end := l.EndOffset()
+	lso := b.store.LastStableOffset(name, p.Partition)
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = end, lso, l.StartOffset()
+	if readCommitted {
+		// read_committed never sees past the last stable offset.
+		end = lso
+	}
+	if p.FetchOffset >= end && p.FetchOffset <= sp.HighWatermark || limit <= 0 && total > 0 {
+		return 0
+	}
+	if limit <= 0 {
+		limit = 1
+	}
+	data, err := l.Read(p.FetchOffset, int32(limit))
+	if err != nil {
+		sp.ErrorCode = errorCode(err)
+		if !errors.Is(err, log.ErrOffsetOutOfRange) {
+			b.logger.Warn("fetch read failed", "topic", name, "partition", p.Partition, "offset", p.FetchOffset, "err", err)
+		}
+		return 0
+	}
+	if readCommitted {
+		data = truncateBatchesAt(data, end)
+	}
+	// KIP-74: only the first non-empty partition may overshoot the
+	// response limit.
+	if len(data) == 0 || total > 0 && total+len(data) > maxBytes {
+		return 0
+	}
+	sp.RecordBatches = data
+	if readCommitted {
+		for _, a := range b.store.AbortedTxns(name, p.Partition, p.FetchOffset, end) {
+			sp.AbortedTransactions = append(sp.AbortedTransactions, kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
+		}
+	}
+	return len(data)
+}
+
+// fetchInternal answers a partition of an internal topic: an empty log on
+// the leader.
+func (b *Broker) fetchInternal(sp *kmsg.FetchResponseTopicPartition, name string, p fetchsession.Partition, leader bool, epoch int32) {
+	if code := leaderCheck(b.internalPartition(name, p.Partition), leader, p.CurrentLeaderEpoch, epoch); code != 0 {
+		sp.ErrorCode = code
+		return
+	}
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = 0, 0, 0
+	if p.FetchOffset != 0 {
+		sp.ErrorCode = kerr.OffsetOutOfRange.Code
+	}
 }
 
 // truncateBatchesAt drops whole batches that start at or after end (the

@@ -23,6 +23,21 @@ func (b *Broker) listOffsets(r *kmsg.ListOffsetsRequest) kmsg.Response {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			if isInternalTopic(rt.Topic) {
+				// An internal topic's partitions are empty logs.
+				sp.ErrorCode = leaderCheck(b.internalPartition(rt.Topic, rp.Partition), leader, rp.CurrentLeaderEpoch, epoch)
+				if sp.ErrorCode == 0 {
+					sp.LeaderEpoch = epoch
+					if ts := rp.Timestamp; ts == latestTimestamp || ts == earliestTimestamp {
+						sp.Offset = 0
+					}
+				}
+				if r.Version == 0 && sp.Offset >= 0 && rp.MaxNumOffsets > 0 {
+					sp.OldStyleOffsets = []int64{sp.Offset}
+				}
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			l, ok := b.store.Log(rt.Topic, rp.Partition)
 			sp.ErrorCode = leaderCheck(ok, leader, rp.CurrentLeaderEpoch, epoch)
 			switch {

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -32,6 +33,9 @@ func (b *Broker) metadata(ctx context.Context, r *kmsg.MetadataRequest) kmsg.Res
 	// v0: an empty list means all topics. v1+: null means all, empty none.
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	if all {
+		for _, t := range b.internalTopics() {
+			resp.Topics = append(resp.Topics, b.topicMetadata(t, 0))
+		}
 		for _, t := range b.store.Topics() {
 			resp.Topics = append(resp.Topics, b.topicMetadata(t, 0))
 		}
@@ -52,12 +56,12 @@ func (b *Broker) metadata(ctx context.Context, r *kmsg.MetadataRequest) kmsg.Res
 			continue
 		}
 		name := *rt.Topic
-		t, ok := b.store.Topic(name)
+		t, ok := b.lookupTopic(name)
 		if !ok {
 			code := kerr.UnknownTopicOrPartition.Code
 			if err := topic.ValidateName(name); err != nil {
 				code = kerr.InvalidTopicException.Code
-			} else if autoCreate {
+			} else if autoCreate && !isInternalTopic(name) && !b.store.RecentlyDeleted(name, time.Now()) {
 				created, err := b.autoCreate(ctx, name)
 				if err == nil {
 					resp.Topics = append(resp.Topics, b.topicMetadata(created, 0))
@@ -99,6 +103,7 @@ func (b *Broker) topicMetadata(t topic.Topic, code int16) kmsg.MetadataResponseT
 	mt.Topic = &name
 	mt.TopicID = t.ID
 	mt.ErrorCode = code
+	mt.IsInternal = isInternalTopic(t.Name)
 	replicas := b.replicaIDs()
 	epoch := b.store.LeaderEpoch()
 	for i := int32(0); i < t.Partitions; i++ {
@@ -136,12 +141,28 @@ func (b *Broker) replicaIDs() []int32 {
 	return ids
 }
 
-// topicByID finds a topic by its UUID.
+// topicNamesByID maps the ID of every topic, internal ones included, to
+// its name.
+func (b *Broker) topicNamesByID() map[[16]byte]string {
+	m := b.store.TopicNamesByID()
+	for _, t := range b.internalTopics() {
+		m[t.ID] = t.Name
+	}
+	return m
+}
+
+// topicByID finds a topic, internal ones included, by its UUID.
 func (b *Broker) topicByID(id [16]byte) (topic.Topic, bool) {
-	for _, t := range b.store.Topics() {
-		if t.ID == id {
-			return t, true
-		}
+	if name, ok := b.topicNamesByID()[id]; ok {
+		return b.lookupTopic(name)
 	}
 	return topic.Topic{}, false
+}
+
+// lookupTopic finds a topic by name, internal ones included.
+func (b *Broker) lookupTopic(name string) (topic.Topic, bool) {
+	if t, ok := b.internalTopic(name); ok {
+		return t, true
+	}
+	return b.store.Topic(name)
 }

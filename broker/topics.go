@@ -39,6 +39,12 @@ func (b *Broker) createTopic(ctx context.Context, rt kmsg.CreateTopicsRequestTop
 	if err := topic.ValidateName(rt.Topic); err != nil {
 		return err
 	}
+	if isInternalTopic(rt.Topic) {
+		if _, ok := b.internalTopic(rt.Topic); ok {
+			return fmt.Errorf("%w: %s", raftstore.ErrTopicExists, rt.Topic)
+		}
+		return fmt.Errorf("%w: %s is reserved for Kafka's transaction state", kerr.InvalidTopicException, rt.Topic)
+	}
 	partitions, rf := rt.NumPartitions, rt.ReplicationFactor
 	if len(rt.ReplicaAssignment) > 0 {
 		if partitions != -1 || rf != -1 {
@@ -139,10 +145,14 @@ func (b *Broker) deleteTopics(ctx context.Context, r *kmsg.DeleteTopicsRequest) 
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
-		if t, ok := b.store.Topic(name); ok {
+		if t, ok := b.lookupTopic(name); ok {
 			st.TopicID = t.ID
 		}
-		if err := b.store.DeleteTopic(ctx, name); err != nil {
+		if isInternalTopic(name) {
+			err := internalTopicWrite(name, "delete")
+			st.ErrorCode = errorCode(err)
+			st.ErrorMessage = errorMessage(err)
+		} else if err := b.store.DeleteTopic(ctx, name); err != nil {
 			st.ErrorCode = errorCode(err)
 			st.ErrorMessage = errorMessage(err)
 		} else {
@@ -161,6 +171,8 @@ func (b *Broker) createPartitions(ctx context.Context, r *kmsg.CreatePartitionsR
 		var err error
 		t, ok := b.store.Topic(rt.Topic)
 		switch {
+		case isInternalTopic(rt.Topic):
+			err = internalTopicWrite(rt.Topic, "add partitions to")
 		case !ok:
 			err = fmt.Errorf("%w: %s", raftstore.ErrUnknownTopic, rt.Topic)
 		case rt.Count <= t.Partitions:

@@ -160,6 +160,9 @@ type createTopicCmd struct {
 
 type deleteTopicCmd struct {
 	Name string `json:"name"`
+	// Now is the leader's clock when it proposed the deletion (ms); it
+	// starts the name's quarantine (RecentlyDeleted).
+	Now int64 `json:"now,omitempty"`
 }
 
 type createPartitionsCmd struct {

@@ -24,6 +24,10 @@ type fsm struct {
 	topics  map[string]*topicState
 	brokers map[int32]BrokerInfo
 	groups  map[string]groupOffsets
+	// deleted maps a recently deleted topic to the leader's time of the
+	// deletion (ms), for RecentlyDeleted. Memory only: a restart forgets
+	// it, which only ends quarantines early.
+	deleted map[string]int64
 
 	// txnMu guards producers, txns and every partition's open and aborted
 	// transaction lists against readers; only the apply goroutine writes.

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/brokerd/brokerd/log"
 	"github.com/brokerd/brokerd/topic"
@@ -73,6 +74,8 @@ func (f *fsm) applyCreateTopic(c *createTopicCmd) error {
 	}
 	f.mu.Lock()
 	f.topics[c.Name] = ts
+	// An explicit create ends the name's quarantine.
+	delete(f.deleted, c.Name)
 	f.mu.Unlock()
 	f.dirty.topics[c.Name] = true
 	for _, p := range ts.parts {
@@ -92,6 +95,7 @@ func (f *fsm) applyDeleteTopic(c *deleteTopicCmd) error {
 	ts, ok := f.topics[c.Name]
 	if ok {
 		delete(f.topics, c.Name)
+		f.quarantine(c.Name, c.Now)
 		// As Kafka does, committed offsets go with the topic, so a topic
 		// re-created under the same name starts with none.
 		for group, g := range f.groups {
@@ -182,4 +186,35 @@ func (f *fsm) applyAlterConfigs(c *alterConfigsCmd) error {
 	}
 	f.dirty.topics[c.Name] = true
 	return nil
+}
+
+// deletedTopicQuarantine is how long after a deletion Metadata does not
+// auto-create the same name again (RecentlyDeleted): long enough for every
+// replica to apply the deletion and checkpoint it. Kafka answers
+// UNKNOWN_TOPIC_OR_PARTITION for a topic whose deletion is in progress, so
+// a client's "delete, then describe" does not bring the topic back.
+const deletedTopicQuarantine = 3 * time.Second
+
+// quarantine remembers that name was deleted at now (the leader's clock in
+// the command) and forgets quarantines that have ended, so the map holds
+// only the deletions of the last few seconds. The caller holds f.mu.
+func (f *fsm) quarantine(name string, now int64) {
+	for n, at := range f.deleted {
+		if now-at >= deletedTopicQuarantine.Milliseconds() {
+			delete(f.deleted, n)
+		}
+	}
+	if now > 0 {
+		f.deleted[name] = now
+	}
+}
+
+// RecentlyDeleted reports whether name was deleted less than
+// deletedTopicQuarantine before now. Auto-creation leaves such a name
+// alone; an explicit CreateTopics still creates it.
+func (s *Store) RecentlyDeleted(name string, now time.Time) bool {
+	s.fsm.mu.RLock()
+	at, ok := s.fsm.deleted[name]
+	s.fsm.mu.RUnlock()
+	return ok && now.UnixMilli()-at < deletedTopicQuarantine.Milliseconds()
 }

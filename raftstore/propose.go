@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -67,7 +68,7 @@ func (s *Store) CreateTopic(ctx context.Context, name string, id [16]byte, parti
 
 // DeleteTopic deletes a topic and its data.
 func (s *Store) DeleteTopic(ctx context.Context, name string) error {
-	return s.proposeJSON(ctx, cmdDeleteTopic, deleteTopicCmd{Name: name})
+	return s.proposeJSON(ctx, cmdDeleteTopic, deleteTopicCmd{Name: name, Now: time.Now().UnixMilli()})
 }
 
 // CreatePartitions grows a topic to count partitions.

@@ -36,6 +36,17 @@ func (s *Store) Topics() []topic.Topic {
 	return out
 }
 
+// TopicNamesByID maps every topic's ID to its name.
+func (s *Store) TopicNamesByID() map[[16]byte]string {
+	s.fsm.mu.RLock()
+	defer s.fsm.mu.RUnlock()
+	out := make(map[[16]byte]string, len(s.fsm.topics))
+	for name, ts := range s.fsm.topics {
+		out[ts.meta.ID] = name
+	}
+	return out
+}
+
 // Topic returns one topic.
 func (s *Store) Topic(name string) (topic.Topic, bool) {
 	s.fsm.mu.RLock()

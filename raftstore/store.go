@@ -76,6 +76,7 @@ func openFSM(dataDir string, defaults map[string]string, logger *slog.Logger) (*
 		topics:    map[string]*topicState{},
 		brokers:   map[int32]BrokerInfo{},
 		groups:    map[string]groupOffsets{},
+		deleted:   map[string]int64{},
 		txns:      map[string]*TxnState{},
 		producers: map[int64]*producerState{},
 		notifyCh:  make(chan struct{}),

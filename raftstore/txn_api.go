@@ -53,6 +53,14 @@ func (s *Store) Txn(id string) (TxnState, bool) {
 	return *t.clone(), true
 }
 
+// HasTxns reports whether any transactional id has state: a transaction
+// has run on this cluster.
+func (s *Store) HasTxns() bool {
+	s.fsm.txnMu.RLock()
+	defer s.fsm.txnMu.RUnlock()
+	return len(s.fsm.txns) > 0
+}
+
 // Txns returns every transactional id's state, sorted by id.
 func (s *Store) Txns() []TxnState {
 	s.fsm.txnMu.RLock()

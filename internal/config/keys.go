@@ -66,6 +66,8 @@ var brokerKeys = []Key{
 		Doc: "How often the coordinator looks for expired offsets."},
 	{Name: "offset.metadata.max.bytes", Default: "4096", check: intRange(32, 0, 1<<31-1),
 		Doc: "Longest metadata string an offset commit may carry."},
+	{Name: "max.incremental.fetch.session.cache.slots", Default: "1000", check: intRange(32, 0, 1<<31-1),
+		Doc: "How many incremental fetch sessions (KIP-227) this node keeps; 0: none, every fetch is a full fetch."},
 	{Name: "brokerd.raft.listener", Default: "127.0.0.1:33145", check: checkHostPort,
 		Doc: "Raft's listener, host:port."},
 	{Name: "brokerd.raft.advertised.listener", check: checkAdvertisedHostPort,

@@ -41,6 +41,10 @@ func (c *Config) Node() (node.Config, error) {
 	cfg.OffsetsRetention = time.Duration(c.Int("offsets.retention.minutes")) * time.Minute
 	cfg.OffsetsRetentionCheckInterval = c.millis("offsets.retention.check.interval.ms")
 	cfg.OffsetMetadataMaxBytes = int(c.Int("offset.metadata.max.bytes"))
+	cfg.FetchSessionSlots = int(c.Int("max.incremental.fetch.session.cache.slots"))
+	if cfg.FetchSessionSlots == 0 {
+		cfg.FetchSessionSlots = -1 // node.Config: negative is "no sessions"
+	}
 	cfg.RaftAddr = c.String("brokerd.raft.listener")
 	cfg.RaftAdvertise = c.String("brokerd.raft.advertised.listener")
 	if cfg.Peers, err = ParsePeers(c.String("brokerd.raft.peers")); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/brokerd/brokerd/broker"
+	"github.com/brokerd/brokerd/broker/fetchsession"
 	"github.com/brokerd/brokerd/broker/wire"
 	"github.com/brokerd/brokerd/internal/metrics"
 	"github.com/brokerd/brokerd/raftstore"
@@ -46,6 +47,9 @@ type Config struct {
 	OffsetsRetention              time.Duration
 	OffsetsRetentionCheckInterval time.Duration
 	OffsetMetadataMaxBytes        int
+	// FetchSessionSlots is max.incremental.fetch.session.cache.slots in
+	// fetchsession.Config's terms: 0 for the default, negative for none.
+	FetchSessionSlots int
 	// TopicDefaults are broker-level topic config defaults, keyed by topic
 	// config name (retention.ms, segment.bytes, ...).
 	TopicDefaults topic.Defaults
@@ -176,11 +180,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		OffsetsRetention:              cfg.OffsetsRetention,
 		OffsetsRetentionCheckInterval: cfg.OffsetsRetentionCheckInterval,
 		OffsetMetadataMaxBytes:        cfg.OffsetMetadataMaxBytes,
+		FetchSessions:                 fetchsession.Config{Slots: cfg.FetchSessionSlots},
 		Logger:                        cfg.Logger,
 	}, n.store)
 	n.broker = b
 	n.metrics.RegisterServer(n.kafka.ConnCount, n.kafka.InFlightBytes)
 	n.metrics.RegisterStore(n.store, !cfg.NoPartitionMetrics)
+	n.metrics.RegisterFetchSessions(b.FetchSessionStats)
 
 	if cfg.AdminAddr != "" {
 		if err := n.startAdmin(); err != nil {
