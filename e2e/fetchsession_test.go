@@ -260,4 +260,3 @@ func metricValue(t testing.TB, admin, name string) float64 {
 	t.Fatalf("metric %s not exported", name)
 	return 0
 }
-

@@ -114,12 +114,14 @@ func writeFileAtomic(dir, name string, data []byte) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
 const tmpSuffix = ".tmp"
 
-func syncDir(dir string) error {
+// SyncDir fsyncs a directory, making renames, creations and removals in it
+// durable.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("sync dir: %w", err)

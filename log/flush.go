@@ -23,7 +23,7 @@ func (l *Log) flushLocked() error {
 		}
 	}
 	if l.dirDirty {
-		if err := syncDir(l.dir); err != nil {
+		if err := SyncDir(l.dir); err != nil {
 			return fmt.Errorf("flush: %w", err)
 		}
 		l.dirDirty = false

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -99,14 +98,9 @@ func (l *Log) isClosed() bool {
 // Close flushes the log and closes its files. Waiters on Notify are woken.
 func (l *Log) Close() error { return l.close(true) }
 
-// Remove closes the log, without flushing, and deletes its directory.
-func (l *Log) Remove() error {
-	cerr := l.close(false)
-	if err := os.RemoveAll(l.dir); err != nil {
-		return errors.Join(cerr, fmt.Errorf("remove log %s: %w", l.dir, err))
-	}
-	return nil
-}
+// Detach closes the log's files without flushing them, so that its
+// directory can be renamed or removed; the log cannot be used again.
+func (l *Log) Detach() error { return l.close(false) }
 
 func (l *Log) close(flush bool) error {
 	l.wmu.Lock()

@@ -474,14 +474,18 @@ func TestFlushRecordsRecoveryPoint(t *testing.T) {
 	}
 }
 
-func TestRemove(t *testing.T) {
+func TestDetach(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "topic-0")
 	l := openLog(t, dir, smallConfig())
 	appendBatches(t, l, 5, 10, tsIndex)
-	if err := l.Remove(); err != nil {
+	if err := l.Detach(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Fatalf("dir still there: %v", err)
+	// The directory can be moved away; the log is closed for good.
+	if err := os.Rename(dir, dir+".1-delete"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Read(0, 100); !errors.Is(err, ErrClosed) {
+		t.Fatalf("read after Detach: %v", err)
 	}
 }

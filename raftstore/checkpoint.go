@@ -96,6 +96,7 @@ func (f *fsm) checkpoint() error {
 	f.dirty.reset()
 	f.bytesSinceCheckpoint = 0
 	f.checkpointDue.Store(false)
+	f.removeTombstones()
 	return nil
 }
 
@@ -169,6 +170,11 @@ func (f *fsm) loadCheckpoint() error {
 		meta := tx.Bucket(bucketMeta)
 		if v := meta.Get(keyApplied); len(v) == 8 {
 			f.applied = binary.BigEndian.Uint64(v)
+		}
+		// Deletions the checkpoint does not cover are undone before the
+		// partitions are opened; raft replays them.
+		if err := restoreTombstones(f.dataDir, f.applied); err != nil {
+			return err
 		}
 		if v := meta.Get(keyNextPID); len(v) == 8 {
 			f.nextPID = int64(binary.BigEndian.Uint64(v))

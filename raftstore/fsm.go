@@ -39,6 +39,18 @@ type fsm struct {
 	nextPID   int64
 	applied   uint64
 	dirty     dirtySet
+	// tombstones are deleted partitions' directories waiting for the
+	// checkpoint that forgets them (tombstone.go).
+	tombstones []tombstone
+	// current is the raft index being applied. stopped is set at the
+	// first storage error inside apply (fail): from then on nothing is
+	// applied and nothing checkpointed, and the node stops.
+	current uint64
+	stopped bool
+	// failErr is set once, before failCh is closed.
+	failOnce sync.Once
+	failErr  error
+	failCh   chan struct{}
 	// bytesSinceCheckpoint and checkpointDue trigger checkpoints.
 	bytesSinceCheckpoint int64
 	checkpointDue        atomic.Bool
@@ -80,18 +92,31 @@ func (f *fsm) Apply(l *raft.Log) any {
 func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	out := make([]any, len(logs))
 	for i, l := range logs {
+		if f.stopped {
+			out[i] = errStopped
+			continue
+		}
 		if l.Index <= f.applied {
 			// Already covered by the checkpoint we recovered from.
 			out[i] = nil
 			continue
 		}
+		f.current = l.Index
 		if l.Type == raft.LogCommand {
 			out[i] = f.applyCommand(l)
+		}
+		if f.stopped {
+			// The entry is not applied: a restart replays it.
+			out[i] = errStopped
+			continue
 		}
 		f.applied = l.Index
 	}
 	f.appliedIndex.Store(f.applied)
 	f.wake()
+	if f.stopped {
+		return out
+	}
 	if f.bytesSinceCheckpoint >= checkpointBytes || f.checkpointDue.Load() {
 		if err := f.checkpoint(); err != nil {
 			// The data is safe in raft's log; a failed checkpoint only
@@ -217,8 +242,31 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 		f.applyExpireOffsets(&c)
 		return nil
 	default:
-		return fmt.Errorf("%w: unknown command type %d at index %d", ErrInvalidCommand, t, l.Index)
+		// Skipping it would leave this replica different from the newer
+		// ones that understood it.
+		return f.fail(fmt.Errorf("unknown command type %d at raft index %d: a newer version of brokerd wrote it; upgrade this node", t, l.Index))
 	}
+}
+
+// errStopped answers entries handed to an FSM that has stopped. The client
+// sees a retriable KAFKA_STORAGE_ERROR and moves to another node.
+var errStopped = fmt.Errorf("%w: this node stopped applying raft entries after a storage error", ErrStorage)
+
+// fail stops the FSM at an error it must not continue past: a storage
+// error inside apply, or a command it cannot understand. The entry being
+// applied is not counted as applied, nothing after it is applied, no
+// checkpoint is taken again, and the node stops (Store.Failed). Its last
+// checkpoint stays consistent, so a restart replays from there; if the
+// fault persists, wipe the data directory and the node is rebuilt from its
+// peers. It returns the error to answer the entry with.
+func (f *fsm) fail(err error) error {
+	f.stopped = true
+	f.failOnce.Do(func() {
+		f.failErr = fmt.Errorf("raft entry %d could not be applied, so this node stops applying: %w", f.current, err)
+		f.logger.Error("state machine stopped: fix the cause (or wipe the data directory to rebuild this node from its peers) and restart", "index", f.current, "err", err)
+		close(f.failCh)
+	})
+	return errStopped
 }
 
 // wake releases every goroutine waiting in changed().

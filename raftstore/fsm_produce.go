@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/brokerd/brokerd/log"
@@ -66,9 +67,12 @@ func (f *fsm) produceOne(b *ProduceBatch, now int64, term int32) ProduceResult {
 	data := b.Data
 	log.SetLeaderEpoch(data, term)
 	base, err := p.log.Append(data, now)
-	if err != nil {
-		f.logger.Error("append failed", "topic", b.Topic, "partition", b.Partition, "err", err)
-		return ProduceResult{Err: fmt.Errorf("%w: append %s: %v", ErrStorage, key, err)}
+	switch {
+	case errors.Is(err, log.ErrCorruptBatch):
+		// Decided by the bytes alone: every replica refuses it alike.
+		return ProduceResult{Err: fmt.Errorf("%w: %v", ErrInvalidCommand, err)}
+	case err != nil:
+		return ProduceResult{Err: f.fail(fmt.Errorf("append to %s: %w", key, err))}
 	}
 	p.noteEpoch(term, base)
 	if prod != nil {
@@ -159,8 +163,8 @@ func (f *fsm) applyDeleteRecords(c *deleteRecordsCmd) []DeleteRecordsResult {
 			continue
 		}
 		if err := p.log.AdvanceStartOffset(off); err != nil {
-			out[i].Err = fmt.Errorf("%w: delete records %s: %v", ErrStorage, p.key(), err)
-			continue
+			out[i].Err = f.fail(fmt.Errorf("delete records of %s: %w", p.key(), err))
+			return out
 		}
 		f.dirty.parts[p.key()] = p
 		out[i].LowWatermark = p.log.StartOffset()
@@ -178,8 +182,8 @@ func (f *fsm) applyRetention(c *retentionCmd) {
 	for _, p := range parts {
 		n, err := p.log.ApplyRetention(c.Now)
 		if err != nil {
-			f.logger.Error("retention", "partition", p.key(), "err", err)
-			continue
+			f.fail(fmt.Errorf("retention on %s: %w", p.key(), err))
+			return
 		}
 		if n > 0 {
 			f.logger.Info("retention deleted segments", "partition", p.key(), "segments", n, "log_start_offset", p.log.StartOffset())

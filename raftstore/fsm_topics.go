@@ -63,12 +63,12 @@ func (f *fsm) applyCreateTopic(c *createTopicCmd) error {
 		// A directory left by a replayed, not yet checkpointed create holds
 		// only data that raft will replay again: start it empty.
 		if err := os.RemoveAll(filepath.Join(f.dataDir, topic.PartitionDir(c.Name, i))); err != nil {
-			return fmt.Errorf("%w: clear partition dir: %v", ErrStorage, err)
+			return f.fail(fmt.Errorf("clear partition dir: %w", err))
 		}
 		p, err := f.openPartition(c.Name, i, c.Configs)
 		if err != nil {
 			closeParts(ts.parts)
-			return err
+			return f.fail(err)
 		}
 		ts.parts = append(ts.parts, p)
 	}
@@ -114,13 +114,13 @@ func (f *fsm) applyDeleteTopic(c *deleteTopicCmd) error {
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrUnknownTopic, c.Name)
 	}
+	f.dirty.topics[c.Name] = true
 	for _, p := range ts.parts {
 		delete(f.dirty.parts, p.key())
-		if err := p.log.Remove(); err != nil {
-			f.logger.Error("remove partition", "topic", c.Name, "partition", p.index, "err", err)
+		if err := f.buryPartition(p, f.current); err != nil {
+			return f.fail(err)
 		}
 	}
-	f.dirty.topics[c.Name] = true
 	return nil
 }
 
@@ -139,12 +139,12 @@ func (f *fsm) applyCreatePartitions(c *createPartitionsCmd) error {
 	for i := have; i < c.Count; i++ {
 		if err := os.RemoveAll(filepath.Join(f.dataDir, topic.PartitionDir(c.Name, i))); err != nil {
 			closeParts(added)
-			return fmt.Errorf("%w: clear partition dir: %v", ErrStorage, err)
+			return f.fail(fmt.Errorf("clear partition dir: %w", err))
 		}
 		p, err := f.openPartition(c.Name, i, ts.meta.Configs)
 		if err != nil {
 			closeParts(added)
-			return err
+			return f.fail(err)
 		}
 		added = append(added, p)
 	}

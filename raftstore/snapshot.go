@@ -36,6 +36,9 @@ type manifestPartition struct {
 // Snapshot implements raft.FSM. It runs on the FSM goroutine, so the state
 // it describes is exactly the state at f.applied.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	if f.stopped {
+		return nil, fmt.Errorf("snapshot: %w", errStopped)
+	}
 	if err := f.checkpoint(); err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}

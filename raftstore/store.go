@@ -80,6 +80,7 @@ func openFSM(dataDir string, defaults map[string]string, logger *slog.Logger) (*
 		txns:      map[string]*TxnState{},
 		producers: map[int64]*producerState{},
 		notifyCh:  make(chan struct{}),
+		failCh:    make(chan struct{}),
 	}
 	f.dirty.reset()
 	start := time.Now()
@@ -280,6 +281,23 @@ func (s *Store) onLeader() {
 }
 
 // Close stops raft, checkpoints the FSM and closes every file.
+// Failed is closed when the state machine has stopped at an error it must
+// not continue past (FailErr says which): the node must stop serving.
+func (s *Store) Failed() <-chan struct{} { return s.fsm.failCh }
+
+// Closing is closed when Close begins.
+func (s *Store) Closing() <-chan struct{} { return s.stop }
+
+// FailErr is why the state machine stopped; nil until Failed is closed.
+func (s *Store) FailErr() error {
+	select {
+	case <-s.fsm.failCh:
+		return s.fsm.failErr
+	default:
+		return nil
+	}
+}
+
 func (s *Store) Close() error {
 	s.closeMu.Lock()
 	if s.isClosed {
@@ -294,9 +312,12 @@ func (s *Store) Close() error {
 		errs = append(errs, fmt.Errorf("raft shutdown: %w", err))
 	}
 	s.wg.Wait()
-	// Raft's FSM goroutine has stopped: nothing else touches the FSM.
-	if err := s.fsm.checkpoint(); err != nil {
-		errs = append(errs, fmt.Errorf("final checkpoint: %w", err))
+	// Raft's FSM goroutine has stopped: nothing else touches the FSM. A
+	// stopped FSM takes no checkpoint: its state may hold half an entry.
+	if !s.fsm.stopped {
+		if err := s.fsm.checkpoint(); err != nil {
+			errs = append(errs, fmt.Errorf("final checkpoint: %w", err))
+		}
 	}
 	if err := s.closeAll(); err != nil {
 		errs = append(errs, err)

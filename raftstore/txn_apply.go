@@ -197,8 +197,10 @@ func (f *fsm) finishTxn(t *TxnState, commit bool, now int64, term int32) {
 		log.SetLeaderEpoch(data, term)
 		base, err := p.log.Append(data, now)
 		if err != nil {
-			f.logger.Error("append transaction marker", "partition", p.key(), "err", err)
-			continue
+			// Skipping the marker would leave this replica's last
+			// stable offset stuck where the others moved on.
+			f.fail(fmt.Errorf("append transaction marker to %s: %w", p.key(), err))
+			return
 		}
 		p.noteEpoch(term, base)
 		if first, ok := p.open[t.ProducerID]; ok {

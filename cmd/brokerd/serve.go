@@ -137,7 +137,7 @@ func serve(cmd *cobra.Command, o *serveOptions) error {
 	case sig := <-sigs:
 		logger.Info("shutting down", "signal", sig.String(), "timeout", cfg.ShutdownTimeout().String())
 	case failure = <-n.Failed():
-		logger.Error("a listener failed; shutting down", "err", failure)
+		logger.Error("shutting down after a failure", "err", failure)
 	}
 	return stop(n, cfg.ShutdownTimeout(), sigs, logger, failure)
 }

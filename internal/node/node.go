@@ -91,7 +91,7 @@ type Node struct {
 	admin    *http.Server
 	adminL   net.Listener
 	metrics  *metrics.Metrics
-	serveErr chan error // a listener that stopped on its own
+	serveErr chan error // a listener or the state machine that stopped on its own
 
 	// serving is set once the Kafka listener accepts connections; draining
 	// once Shutdown has begun. /readyz reads both.
@@ -121,7 +121,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, logger: cfg.Logger, serveErr: make(chan error, 2),
+	n := &Node{cfg: cfg, logger: cfg.Logger, serveErr: make(chan error, 3),
 		metrics: metrics.New(metrics.Options{Version: cfg.Version})}
 
 	wcfg := cfg.Wire
@@ -184,6 +184,15 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Logger:                        cfg.Logger,
 	}, n.store)
 	n.broker = b
+	go func(st *raftstore.Store) {
+		// The state machine stopped at a storage error (or a command it
+		// cannot read): this node must stop serving.
+		select {
+		case <-st.Failed():
+			n.serveErr <- fmt.Errorf("raft state machine: %w", st.FailErr())
+		case <-st.Closing():
+		}
+	}(n.store)
 	n.metrics.RegisterServer(n.kafka.ConnCount, n.kafka.InFlightBytes)
 	n.metrics.RegisterStore(n.store, !cfg.NoPartitionMetrics)
 	n.metrics.RegisterFetchSessions(b.FetchSessionStats)
@@ -234,7 +243,8 @@ func (n *Node) Store() *raftstore.Store { return n.store }
 func (n *Node) Metrics() *metrics.Metrics { return n.metrics }
 
 // Failed delivers an error when a listener stops on its own (not through
-// Shutdown or Close): the node no longer serves and should be stopped.
+// Shutdown or Close), or when the raft state machine stops at a storage
+// error: the node no longer serves and should be stopped.
 func (n *Node) Failed() <-chan error { return n.serveErr }
 
 // Close shuts down with a short grace period.

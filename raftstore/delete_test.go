@@ -1,0 +1,155 @@
+package raftstore
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/brokerd/brokerd/internal/batchtest"
+	"github.com/brokerd/brokerd/topic"
+)
+
+// checkpointNow makes the next applied entry take a checkpoint, and gives
+// it one.
+func checkpointNow(t *testing.T, s *Store) {
+	t.Helper()
+	s.fsm.checkpointDue.Store(true)
+	produce(t, s, "ckpt", 0, batchtest.NoProducer, "tick")
+}
+
+func tombstonesIn(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), tombstoneSuffix) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// TestDeleteTopicCrash kills the node right after a deletion at every
+// point that matters: before the checkpoint that forgets the topic (the
+// restart used to fail with "partition X-0 ends at 0 but its checkpoint
+// says N"), after it, and after a delete and re-create of the same name
+// in one checkpoint window.
+func TestDeleteTopicCrash(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		// after deleting "victim" (which holds 3 records)
+		then func(t *testing.T, s *Store)
+		// what the restarted node holds in "victim": -1 for no topic
+		wantEnd int64
+	}{
+		{"crash before the checkpoint", func(t *testing.T, s *Store) {}, -1},
+		{"crash after the checkpoint", func(t *testing.T, s *Store) { checkpointNow(t, s) }, -1},
+		{"recreate, then crash", func(t *testing.T, s *Store) {
+			if err := s.CreateTopic(ctx, "victim", topic.NewID(), 2, nil); err != nil {
+				t.Fatal(err)
+			}
+			produce(t, s, "victim", 0, batchtest.NoProducer, "new")
+		}, 1},
+		{"recreate, delete again, crash", func(t *testing.T, s *Store) {
+			if err := s.CreateTopic(ctx, "victim", topic.NewID(), 2, nil); err != nil {
+				t.Fatal(err)
+			}
+			produce(t, s, "victim", 0, batchtest.NoProducer, "new")
+			if err := s.DeleteTopic(ctx, "victim"); err != nil {
+				t.Fatal(err)
+			}
+		}, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTestStore(t, dir)
+			for _, name := range []string{"victim", "ckpt"} {
+				if err := s.CreateTopic(ctx, name, topic.NewID(), 2, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			produce(t, s, "victim", 0, batchtest.NoProducer, "a", "b", "c")
+			checkpointNow(t, s)
+			if err := s.DeleteTopic(ctx, "victim"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "victim-0")); !os.IsNotExist(err) {
+				t.Fatalf("partition dir still in place after the deletion: %v", err)
+			}
+			tc.then(t, s)
+			s.crashForTest()
+
+			s = openTestStore(t, dir)
+			defer s.Close()
+			l, ok := s.Log("victim", 0)
+			switch {
+			case tc.wantEnd < 0 && ok:
+				t.Fatalf("deleted topic is back with %d records", l.EndOffset())
+			case tc.wantEnd >= 0 && !ok:
+				t.Fatal("re-created topic is gone")
+			case ok && l.EndOffset() != tc.wantEnd:
+				t.Fatalf("re-created topic holds %d records, want %d", l.EndOffset(), tc.wantEnd)
+			}
+			// The deletion's tombstones go with the next checkpoint.
+			checkpointNow(t, s)
+			if ts := tombstonesIn(t, dir); len(ts) != 0 {
+				t.Fatalf("tombstones left after a checkpoint: %v", ts)
+			}
+			if l, ok := s.Log("ckpt", 0); !ok || l.EndOffset() < 1 {
+				t.Fatal("the other topic lost data")
+			}
+		})
+	}
+}
+
+// TestRestoreTombstones is the start-up reconciliation as a table: which
+// directories a checkpoint at index 10 keeps, restores and removes.
+func TestRestoreTombstones(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dirs []string // before; a "*" suffix marks the one holding "old"
+		want []string // after, and which one holds "old"
+	}{
+		{"covered tombstone removed", []string{"t-0.9-delete"}, nil},
+		{"uncovered tombstone restored", []string{"t-0.11-delete*"}, []string{"t-0*"}},
+		{"re-created dir replaced by the earliest uncovered tombstone",
+			[]string{"t-0", "t-0.11-delete*", "t-0.15-delete", "t-0.3-delete"}, []string{"t-0*"}},
+		{"other names untouched", []string{"raft", "t-0", "u-1.x-delete", "t-0.5-delete.tmp"}, []string{"raft", "t-0", "t-0.5-delete.tmp", "u-1.x-delete"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, d := range tc.dirs {
+				name, marked := strings.CutSuffix(d, "*")
+				if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if marked {
+					if err := os.WriteFile(filepath.Join(dir, name, "old"), nil, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := restoreTombstones(dir, 10); err != nil {
+				t.Fatal(err)
+			}
+			ents, _ := os.ReadDir(dir)
+			var got []string
+			for _, e := range ents {
+				name := e.Name()
+				if _, err := os.Stat(filepath.Join(dir, name, "old")); err == nil {
+					name += "*"
+				}
+				got = append(got, name)
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Fatalf("after restore: %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

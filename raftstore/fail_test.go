@@ -1,0 +1,106 @@
+package raftstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brokerd/brokerd/internal/batchtest"
+	"github.com/brokerd/brokerd/topic"
+)
+
+func waitFailed(t *testing.T, s *Store) error {
+	t.Helper()
+	select {
+	case <-s.Failed():
+		return s.FailErr()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the state machine did not stop")
+		return nil
+	}
+}
+
+// TestStorageErrorStopsApply: an append that fails for a reason other than
+// the batch's own bytes (here: the partition's files were closed under it,
+// as a failing disk would leave them) stops the state machine. The entry
+// is not counted as applied, nothing after it is applied, no checkpoint is
+// taken, and a restart replays both entries. Before, the failed entry was
+// answered with an error but counted as applied, so this replica silently
+// lacked a batch the others had.
+func TestStorageErrorStopsApply(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStore(t, dir)
+	ctx := context.Background()
+	for _, name := range []string{"t", "u"} {
+		if err := s.CreateTopic(ctx, name, topic.NewID(), 1, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(t, s, "t", 0, batchtest.NoProducer, "a")
+	checkpointed := s.fsm.applied
+	s.fsm.checkpointDue.Store(true)
+	produce(t, s, "u", 0, batchtest.NoProducer, "b")
+	before := s.AppliedIndex()
+
+	// The disk fails under partition t-0.
+	if err := s.fsm.partition("t", 0).log.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Produce(ctx, time.Now().UnixMilli(), []ProduceBatch{{Topic: "t", Partition: 0, Data: batchtest.New(batchtest.NoProducer, []byte("lost?"))}}); !errors.Is(err, ErrStorage) {
+		t.Fatalf("produce on a failed disk: %v, want a storage error", err)
+	}
+	err := waitFailed(t, s)
+	if err == nil || !strings.Contains(err.Error(), "append to t/0") {
+		t.Fatalf("FailErr = %v", err)
+	}
+	// Nothing after it is applied, not even on a healthy partition.
+	if _, err := s.Produce(ctx, time.Now().UnixMilli(), []ProduceBatch{{Topic: "u", Partition: 0, Data: batchtest.New(batchtest.NoProducer, []byte("after"))}}); !errors.Is(err, ErrStorage) {
+		t.Fatalf("produce after the stop: %v", err)
+	}
+	if got := s.AppliedIndex(); got != before {
+		t.Fatalf("applied index moved from %d to %d after the failure", before, got)
+	}
+	if _, err := s.fsm.Snapshot(); err == nil {
+		t.Fatal("a stopped state machine took a snapshot")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if s.fsm.applied < checkpointed {
+		t.Fatal("checkpoint went backwards")
+	}
+
+	// The fault is gone: a restart replays both entries.
+	s = openTestStore(t, dir)
+	defer s.Close()
+	for _, tc := range []struct {
+		topic string
+		want  int64
+	}{{"t", 2}, {"u", 2}} {
+		l, _ := s.Log(tc.topic, 0)
+		if got := l.EndOffset(); got != tc.want {
+			t.Fatalf("%s-0 ends at %d after the restart, want %d", tc.topic, got, tc.want)
+		}
+	}
+}
+
+// TestUnknownCommandStops: a command type this version does not know (a
+// newer version wrote it) stops the state machine with a message that says
+// so, rather than being answered and skipped.
+func TestUnknownCommandStops(t *testing.T) {
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	f := s.raft.Apply([]byte{250, 1, 2, 3}, 5*time.Second)
+	if err := f.Error(); err != nil {
+		t.Fatalf("propose: %v", err)
+	}
+	err := waitFailed(t, s)
+	if err == nil || !strings.Contains(err.Error(), "unknown command type 250") || !strings.Contains(err.Error(), "newer version") {
+		t.Fatalf("FailErr = %v", err)
+	}
+	if got := s.AppliedIndex(); got >= f.Index() {
+		t.Fatalf("unknown command at index %d counted as applied (applied index %d)", f.Index(), got)
+	}
+}
