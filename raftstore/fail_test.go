@@ -104,3 +104,30 @@ func TestUnknownCommandStops(t *testing.T) {
 		t.Fatalf("unknown command at index %d counted as applied (applied index %d)", f.Index(), got)
 	}
 }
+
+// TestEpochsRace reads a partition's leader epochs while apply records new
+// ones; under -race it failed when apply appended without the lock that
+// readers take.
+func TestEpochsRace(t *testing.T) {
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	if err := s.CreateTopic(context.Background(), "e", topic.NewID(), 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, s, "e", 0, batchtest.NoProducer, "a")
+	p := s.fsm.partition("e", 0)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 2000; i++ {
+			s.EndOffsetForEpoch("e", 0, int32(i))
+		}
+	}()
+	for i := int32(100); i < 2100; i++ {
+		s.fsm.noteEpoch(p, i, int64(i))
+	}
+	<-done
+	if e, off, _ := s.EndOffsetForEpoch("e", 0, 150); e != 150 || off != 151 {
+		t.Fatalf("EndOffsetForEpoch(150) = %d, %d", e, off)
+	}
+}

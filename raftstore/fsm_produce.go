@@ -74,7 +74,7 @@ func (f *fsm) produceOne(b *ProduceBatch, now int64, term int32) ProduceResult {
 	case err != nil:
 		return ProduceResult{Err: f.fail(fmt.Errorf("append to %s: %w", key, err))}
 	}
-	p.noteEpoch(term, base)
+	f.noteEpoch(p, term, base)
 	if prod != nil {
 		f.txnMu.Lock()
 		if prod.Epoch != h.ProducerEpoch {

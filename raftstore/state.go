@@ -45,12 +45,16 @@ type partitionCheckpoint struct {
 
 func (p *partition) key() string { return partKey(p.topic, p.index) }
 
-// noteEpoch records that a batch written at offset carries epoch.
-func (p *partition) noteEpoch(epoch int32, offset int64) {
+// noteEpoch records that a batch written at offset of p carries epoch. It
+// runs on the apply goroutine, the only writer of p.epochs; readers
+// (EndOffsetForEpoch) hold f.mu.RLock, so the append holds f.mu.
+func (f *fsm) noteEpoch(p *partition, epoch int32, offset int64) {
 	if n := len(p.epochs); n > 0 && p.epochs[n-1].Epoch >= epoch {
 		return
 	}
+	f.mu.Lock()
 	p.epochs = append(p.epochs, EpochStart{Epoch: epoch, StartOffset: offset})
+	f.mu.Unlock()
 }
 
 // EndOffsetForEpoch answers OffsetForLeaderEpoch: the largest epoch <= the

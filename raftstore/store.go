@@ -280,7 +280,6 @@ func (s *Store) onLeader() {
 	}
 }
 
-// Close stops raft, checkpoints the FSM and closes every file.
 // Failed is closed when the state machine has stopped at an error it must
 // not continue past (FailErr says which): the node must stop serving.
 func (s *Store) Failed() <-chan struct{} { return s.fsm.failCh }
@@ -298,6 +297,7 @@ func (s *Store) FailErr() error {
 	}
 }
 
+// Close stops raft, checkpoints the FSM and closes every file.
 func (s *Store) Close() error {
 	s.closeMu.Lock()
 	if s.isClosed {

@@ -202,7 +202,7 @@ func (f *fsm) finishTxn(t *TxnState, commit bool, now int64, term int32) {
 			f.fail(fmt.Errorf("append transaction marker to %s: %w", p.key(), err))
 			return
 		}
-		p.noteEpoch(term, base)
+		f.noteEpoch(p, term, base)
 		if first, ok := p.open[t.ProducerID]; ok {
 			if !commit {
 				p.aborted = append(p.aborted, AbortedTxn{ProducerID: t.ProducerID, FirstOffset: first, LastOffset: base})
