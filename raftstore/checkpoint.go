@@ -25,6 +25,7 @@ var (
 	keyApplied = []byte("applied_index")
 	keyNextPID = []byte("next_producer_id")
 	keyBrokers = []byte("brokers")
+	keyDefaults = []byte("topic_defaults")
 )
 
 func partKey(name string, idx int32) string {
@@ -60,6 +61,9 @@ func (f *fsm) checkpoint() error {
 		if err := meta.Put(keyBrokers, brokers); err != nil {
 			return err
 		}
+		if err := putJSON(meta, keyDefaults, f.defaults); err != nil {
+			return err
+		}
 		if err := f.checkpointTopics(tx); err != nil {
 			return err
 		}
@@ -74,18 +78,28 @@ func (f *fsm) checkpoint() error {
 		}
 		txb := tx.Bucket(bucketTxns)
 		for id := range f.dirty.txns {
-			if t := f.txns[id]; t != nil {
-				if err := putJSON(txb, []byte(id), t); err != nil {
+			t := f.txns[id]
+			if t == nil {
+				if err := txb.Delete([]byte(id)); err != nil {
 					return err
 				}
+				continue
+			}
+			if err := putJSON(txb, []byte(id), t); err != nil {
+				return err
 			}
 		}
 		prods := tx.Bucket(bucketProducers)
 		for id := range f.dirty.producers {
-			if p := f.producers[id]; p != nil {
-				if err := putJSON(prods, u64(uint64(id)), p); err != nil {
+			p := f.producers[id]
+			if p == nil {
+				if err := prods.Delete(u64(uint64(id))); err != nil {
 					return err
 				}
+				continue
+			}
+			if err := putJSON(prods, u64(uint64(id)), p); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -182,6 +196,11 @@ func (f *fsm) loadCheckpoint() error {
 		if v := meta.Get(keyBrokers); v != nil {
 			if err := json.Unmarshal(v, &f.brokers); err != nil {
 				return fmt.Errorf("decode brokers: %w", err)
+			}
+		}
+		if v := meta.Get(keyDefaults); v != nil {
+			if err := json.Unmarshal(v, &f.defaults); err != nil {
+				return fmt.Errorf("decode topic defaults: %w", err)
 			}
 		}
 		err := tx.Bucket(bucketProducers).ForEach(func(k, v []byte) error {

@@ -27,6 +27,8 @@ const (
 	cmdAddOffsetsToTxn
 	cmdTxnOffsetCommit
 	cmdEndTxn
+	cmdSetTopicDefaults
+	cmdExpireProducers
 )
 
 func (t cmdType) String() string {
@@ -65,6 +67,10 @@ func (t cmdType) String() string {
 		return "txn-offset-commit"
 	case cmdEndTxn:
 		return "end-txn"
+	case cmdSetTopicDefaults:
+		return "set-topic-defaults"
+	case cmdExpireProducers:
+		return "expire-producers"
 	}
 	return fmt.Sprintf("cmd(%d)", byte(t))
 }
@@ -182,6 +188,9 @@ type alterConfigsCmd struct {
 type initProducerCmd struct {
 	ProducerID    int64 `json:"producer_id"`
 	ProducerEpoch int16 `json:"producer_epoch"`
+	// Now is the leader's clock (ms): the producer's expiry clock starts
+	// here.
+	Now int64 `json:"now,omitempty"`
 }
 
 type deleteRecordsCmd struct {

@@ -41,6 +41,13 @@ type Config struct {
 	// transactions past transaction.timeout.ms (Kafka's
 	// transaction.abort.timed.out.transaction.cleanup.interval.ms, 10s).
 	TxnTimeoutCheckInterval time.Duration
+	// ProducerIDExpiration is producer.id.expiration.ms (default 1 day),
+	// TransactionalIDExpiration transactional.id.expiration.ms (7 days),
+	// and ProducerExpirationCheck producer.id.expiration.check.interval.ms
+	// (10 min): see expire.go.
+	ProducerIDExpiration      time.Duration
+	TransactionalIDExpiration time.Duration
+	ProducerExpirationCheck   time.Duration
 	// SnapshotThreshold and TrailingLogs tune raft's log trimming.
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
@@ -65,6 +72,15 @@ func (c *Config) setDefaults() {
 	}
 	if c.TxnTimeoutCheckInterval == 0 {
 		c.TxnTimeoutCheckInterval = 10 * time.Second
+	}
+	if c.ProducerIDExpiration <= 0 {
+		c.ProducerIDExpiration = DefaultProducerIDExpiration
+	}
+	if c.TransactionalIDExpiration <= 0 {
+		c.TransactionalIDExpiration = DefaultTransactionalIDExpiration
+	}
+	if c.ProducerExpirationCheck <= 0 {
+		c.ProducerExpirationCheck = DefaultProducerExpirationCheck
 	}
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = 4096

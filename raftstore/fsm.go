@@ -16,14 +16,17 @@ import (
 // goroutine; readers take mu.RLock to look topics up.
 type fsm struct {
 	logger   *slog.Logger
-	dataDir  string
-	db       *bolt.DB
-	defaults topic.Defaults
+	dataDir string
+	db      *bolt.DB
 
 	mu      sync.RWMutex
 	topics  map[string]*topicState
 	brokers map[int32]BrokerInfo
 	groups  map[string]groupOffsets
+	// defaults are the cluster's broker-level topic config defaults:
+	// replicated (setTopicDefaultsCmd), so every replica resolves segment
+	// and retention settings alike, whatever its own config says.
+	defaults topic.Defaults
 	// deleted maps a recently deleted topic to the leader's time of the
 	// deletion (ms), for RecentlyDeleted. Memory only: a restart forgets
 	// it, which only ends quarantines early.
@@ -234,6 +237,19 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 		}
 		f.applyOffsetDelete(&c)
 		return nil
+	case cmdExpireProducers:
+		var c expireProducersCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		f.applyExpireProducers(&c)
+		return nil
+	case cmdSetTopicDefaults:
+		var c setTopicDefaultsCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applySetTopicDefaults(&c)
 	case cmdExpireOffsets:
 		var c expireOffsetsCmd
 		if err := decodeJSON(l.Data, &c); err != nil {

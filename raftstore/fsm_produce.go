@@ -127,6 +127,7 @@ func (f *fsm) applyInitProducer(c *initProducerCmd) InitProducerResult {
 		if p.Epoch < 32767-1 {
 			p.Epoch++
 			p.Parts = nil
+			p.LastTimestamp = max(p.LastTimestamp, c.Now)
 			f.dirty.producers[p.ID] = true
 			return InitProducerResult{ProducerID: p.ID, ProducerEpoch: p.Epoch}
 		}
@@ -134,7 +135,7 @@ func (f *fsm) applyInitProducer(c *initProducerCmd) InitProducerResult {
 	}
 	id := f.nextPID
 	f.nextPID++
-	f.producers[id] = &producerState{ID: id}
+	f.producers[id] = &producerState{ID: id, LastTimestamp: c.Now}
 	f.dirty.producers[id] = true
 	f.dirty.meta = true
 	return InitProducerResult{ProducerID: id}
@@ -167,6 +168,7 @@ func (f *fsm) applyDeleteRecords(c *deleteRecordsCmd) []DeleteRecordsResult {
 			return out
 		}
 		f.dirty.parts[p.key()] = p
+		f.trimAborted(p)
 		out[i].LowWatermark = p.log.StartOffset()
 	}
 	return out
@@ -188,6 +190,7 @@ func (f *fsm) applyRetention(c *retentionCmd) {
 		if n > 0 {
 			f.logger.Info("retention deleted segments", "partition", p.key(), "segments", n, "log_start_offset", p.log.StartOffset())
 			f.dirty.parts[p.key()] = p
+			f.trimAborted(p)
 		}
 	}
 }

@@ -114,6 +114,9 @@ func (f *fsm) applyDeleteTopic(c *deleteTopicCmd) error {
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrUnknownTopic, c.Name)
 	}
+	f.txnMu.Lock()
+	f.forgetTopicProducers(c.Name)
+	f.txnMu.Unlock()
 	f.dirty.topics[c.Name] = true
 	for _, p := range ts.parts {
 		delete(f.dirty.parts, p.key())

@@ -166,7 +166,7 @@ func (s *Store) ProduceAsync(now int64, batches []ProduceBatch) {
 // InitProducerID allocates a producer id, or bumps the epoch of an existing
 // one when producerID >= 0 (KIP-360).
 func (s *Store) InitProducerID(ctx context.Context, producerID int64, epoch int16) (InitProducerResult, error) {
-	r, err := proposeFor[InitProducerResult](ctx, s, cmdInitProducer, initProducerCmd{ProducerID: producerID, ProducerEpoch: epoch})
+	r, err := proposeFor[InitProducerResult](ctx, s, cmdInitProducer, initProducerCmd{ProducerID: producerID, ProducerEpoch: epoch, Now: time.Now().UnixMilli()})
 	if err != nil {
 		return r, err
 	}

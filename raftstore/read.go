@@ -137,7 +137,9 @@ func (s *Store) WaitLeader(ctx context.Context) error {
 	for {
 		if _, ok := s.Leader(); ok {
 			if !s.IsLeader() || s.raft.Barrier(s.cfg.ApplyTimeout).Error() == nil {
-				return nil
+				// A leader serves with its configured topic defaults
+				// from the first request on.
+				return s.syncDefaults(ctx)
 			}
 		}
 		select {
@@ -158,4 +160,8 @@ func (s *Store) Stats() map[string]string { return s.raft.Stats() }
 func (s *Store) Self() BrokerInfo { return s.cfg.Broker }
 
 // Defaults are the broker-level topic config defaults.
-func (s *Store) Defaults() topic.Defaults { return s.cfg.Defaults }
+func (s *Store) Defaults() topic.Defaults {
+	s.fsm.mu.RLock()
+	defer s.fsm.mu.RUnlock()
+	return maps.Clone(s.fsm.defaults)
+}

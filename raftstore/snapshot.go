@@ -24,6 +24,7 @@ type manifest struct {
 	Producers    []*producerState             `json:"producers"`
 	Groups       map[string]groupOffsets      `json:"groups,omitempty"`
 	Txns         []*TxnState                  `json:"transactions,omitempty"`
+	Defaults     topic.Defaults               `json:"topic_defaults,omitempty"`
 }
 
 type manifestPartition struct {
@@ -48,6 +49,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	for id, b := range f.brokers {
 		m.Brokers[id] = b
 	}
+	m.Defaults = maps.Clone(f.defaults)
 	m.Groups = make(map[string]groupOffsets, len(f.groups))
 	for name, g := range f.groups {
 		m.Groups[name] = maps.Clone(g)

@@ -17,6 +17,8 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	wal "github.com/hashicorp/raft-wal"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/brokerd/brokerd/topic"
 )
 
 // Store is a node's raft group member: raft, its stores, and the FSM.
@@ -48,7 +50,7 @@ func Open(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.lock = lock
-	f, err := openFSM(cfg.DataDir, cfg.Defaults, s.logger)
+	f, err := openFSM(cfg.DataDir, s.logger)
 	if err != nil {
 		lock.Close()
 		return nil, err
@@ -63,7 +65,7 @@ func Open(cfg Config) (*Store, error) {
 	return s, nil
 }
 
-func openFSM(dataDir string, defaults map[string]string, logger *slog.Logger) (*fsm, error) {
+func openFSM(dataDir string, logger *slog.Logger) (*fsm, error) {
 	db, err := bolt.Open(filepath.Join(dataDir, "brokerd-state.db"), 0o644, &bolt.Options{Timeout: 2 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("open state db: %w", err)
@@ -72,7 +74,7 @@ func openFSM(dataDir string, defaults map[string]string, logger *slog.Logger) (*
 		logger:    logger,
 		dataDir:   dataDir,
 		db:        db,
-		defaults:  defaults,
+		defaults:  topic.Defaults{},
 		topics:    map[string]*topicState{},
 		brokers:   map[int32]BrokerInfo{},
 		groups:    map[string]groupOffsets{},
@@ -234,6 +236,8 @@ func (s *Store) background() {
 	defer ret.Stop()
 	txnCheck := time.NewTicker(s.cfg.TxnTimeoutCheckInterval)
 	defer txnCheck.Stop()
+	expire := time.NewTicker(s.cfg.ProducerExpirationCheck)
+	defer expire.Stop()
 	leaderCh := s.raft.LeaderCh()
 	for {
 		select {
@@ -248,6 +252,12 @@ func (s *Store) background() {
 					defer s.wg.Done()
 					s.onLeader()
 				}()
+			}
+		case now := <-expire.C:
+			if s.IsLeader() {
+				if err := s.ExpireProducers(context.Background(), now); err != nil {
+					s.logger.Warn("producer expiry proposal failed", "err", err)
+				}
 			}
 		case now := <-txnCheck.C:
 			if s.IsLeader() {
@@ -268,6 +278,9 @@ func (s *Store) onLeader() {
 	if err := s.raft.Barrier(s.cfg.ApplyTimeout).Error(); err != nil {
 		s.logger.Warn("leader barrier failed", "err", err)
 		return
+	}
+	if err := s.syncDefaults(context.Background()); err != nil {
+		s.logger.Warn("topic defaults", "err", err)
 	}
 	s.fsm.mu.RLock()
 	cur, ok := s.fsm.brokers[s.cfg.NodeID]

@@ -18,7 +18,7 @@ func (f *fsm) applyInitTxnProducer(c *initTxnProducerCmd, term int32) InitProduc
 	if t == nil {
 		id := f.nextPID
 		f.nextPID++
-		f.producers[id] = &producerState{ID: id, TxnID: c.TxnID}
+		f.producers[id] = &producerState{ID: id, TxnID: c.TxnID, LastTimestamp: c.Now}
 		f.txns[c.TxnID] = &TxnState{ID: c.TxnID, ProducerID: id, State: TxnEmpty, TimeoutMs: c.TimeoutMs, LastUpdate: c.Now}
 		f.dirty.producers[id] = true
 		f.dirty.txns[c.TxnID] = true
@@ -40,7 +40,7 @@ func (f *fsm) applyInitTxnProducer(c *initTxnProducerCmd, term int32) InitProduc
 		f.nextPID++
 		f.dirty.meta = true
 		t.ProducerID, t.ProducerEpoch = id, 0
-		f.producers[id] = &producerState{ID: id, TxnID: c.TxnID}
+		f.producers[id] = &producerState{ID: id, TxnID: c.TxnID, LastTimestamp: c.Now}
 	} else {
 		t.ProducerEpoch++
 	}

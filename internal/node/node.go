@@ -47,6 +47,13 @@ type Config struct {
 	OffsetsRetention              time.Duration
 	OffsetsRetentionCheckInterval time.Duration
 	OffsetMetadataMaxBytes        int
+	// ProducerIDExpiration, TransactionalIDExpiration and
+	// ProducerExpirationCheck are producer.id.expiration.ms,
+	// transactional.id.expiration.ms and
+	// producer.id.expiration.check.interval.ms (zero: Kafka's defaults).
+	ProducerIDExpiration      time.Duration
+	TransactionalIDExpiration time.Duration
+	ProducerExpirationCheck   time.Duration
 	// FetchSessionSlots is max.incremental.fetch.session.cache.slots in
 	// fetchsession.Config's terms: 0 for the default, negative for none.
 	FetchSessionSlots int
@@ -152,16 +159,19 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 
 	n.store, err = raftstore.Open(raftstore.Config{
-		NodeID:                 cfg.NodeID,
-		DataDir:                cfg.DataDir,
-		RaftAddr:               cfg.RaftAddr,
-		RaftAdvertise:          cfg.RaftAdvertise,
-		Peers:                  cfg.Peers,
-		Broker:                 raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port)},
-		Defaults:               cfg.TopicDefaults,
-		LogStore:               cfg.LogStore,
-		RetentionCheckInterval: cfg.RetentionCheckInterval,
-		Logger:                 cfg.Logger,
+		NodeID:                    cfg.NodeID,
+		DataDir:                   cfg.DataDir,
+		RaftAddr:                  cfg.RaftAddr,
+		RaftAdvertise:             cfg.RaftAdvertise,
+		Peers:                     cfg.Peers,
+		Broker:                    raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port)},
+		Defaults:                  cfg.TopicDefaults,
+		LogStore:                  cfg.LogStore,
+		RetentionCheckInterval:    cfg.RetentionCheckInterval,
+		ProducerIDExpiration:      cfg.ProducerIDExpiration,
+		TransactionalIDExpiration: cfg.TransactionalIDExpiration,
+		ProducerExpirationCheck:   cfg.ProducerExpirationCheck,
+		Logger:                    cfg.Logger,
 	})
 	if err != nil {
 		n.kafka.Close()
