@@ -48,6 +48,11 @@ type Config struct {
 	ProducerIDExpiration      time.Duration
 	TransactionalIDExpiration time.Duration
 	ProducerExpirationCheck   time.Duration
+	// SnapshotBytes and SnapshotInterval decide when the store asks raft
+	// for a snapshot (snapshot_policy.go): after this many record bytes,
+	// or this long after the last one if anything was applied since.
+	SnapshotBytes    int64
+	SnapshotInterval time.Duration
 	// SnapshotThreshold and TrailingLogs tune raft's log trimming.
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
@@ -81,6 +86,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.ProducerExpirationCheck <= 0 {
 		c.ProducerExpirationCheck = DefaultProducerExpirationCheck
+	}
+	if c.SnapshotBytes <= 0 {
+		c.SnapshotBytes = DefaultSnapshotBytes
+	}
+	if c.SnapshotInterval <= 0 {
+		c.SnapshotInterval = DefaultSnapshotInterval
 	}
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = 4096

@@ -56,6 +56,9 @@ type fsm struct {
 	failCh   chan struct{}
 	// bytesSinceCheckpoint and checkpointDue trigger checkpoints.
 	bytesSinceCheckpoint int64
+	// appliedBytes counts record bytes applied since start; the store's
+	// background loop reads it to decide when to take a raft snapshot.
+	appliedBytes atomic.Int64
 	checkpointDue        atomic.Bool
 
 	appliedIndex atomic.Uint64

@@ -90,6 +90,7 @@ func (f *fsm) produceOne(b *ProduceBatch, now int64, term int32) ProduceResult {
 	}
 	f.dirty.parts[key] = p
 	f.bytesSinceCheckpoint += int64(len(data))
+	f.appliedBytes.Add(int64(len(data)))
 	return ProduceResult{BaseOffset: base, LogStartOffset: p.log.StartOffset()}
 }
 

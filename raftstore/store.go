@@ -28,6 +28,7 @@ type Store struct {
 	fsm    *fsm
 	raft   *raft.Raft
 	trans  *raft.NetworkTransport
+	logs   raft.LogStore
 	closer []io.Closer
 	lock   *dirLock
 
@@ -196,6 +197,10 @@ func (s *Store) startRaft() error {
 		rc.LeaderLeaseTimeout = 100 * time.Millisecond
 	}
 
+	s.logs = logs
+	if err := checkSnapshotGap(snaps, logs, s.fsm.applied); err != nil {
+		return err
+	}
 	// No raft.LogCache in front of logs: the FSM rewrites batch headers in
 	// the applied entries' bytes (see fsm.produceOne).
 	has, err := raft.HasExistingState(logs, stable, snaps)
@@ -239,12 +244,14 @@ func (s *Store) background() {
 	expire := time.NewTicker(s.cfg.ProducerExpirationCheck)
 	defer expire.Stop()
 	leaderCh := s.raft.LeaderCh()
+	snap := snapshotPolicy{bytes: s.fsm.appliedBytes.Load(), index: s.AppliedIndex(), at: time.Now()}
 	for {
 		select {
 		case <-s.stop:
 			return
-		case <-ckpt.C:
+		case now := <-ckpt.C:
 			s.fsm.checkpointDue.Store(true)
+			s.maybeSnapshot(&snap, now)
 		case isLeader := <-leaderCh:
 			if isLeader {
 				s.wg.Add(1)
