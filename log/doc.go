@@ -2,7 +2,8 @@
 // partition holds, split into segment files named by base offset
 // (00000000000000000000.log), each with a sparse offset index (.index) and a
 // time index (.timeindex), plus a small checkpoint file (log.checkpoint) that
-// records the log start offset and the recovery point.
+// records the log start offset, the recovery point and each segment's created
+// time (for segment.ms).
 //
 // It also owns the record batch format itself: parsing batch headers,
 // validating a produced batch (CRC, record framing, decompression with a hard

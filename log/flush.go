@@ -29,24 +29,28 @@ func (l *Log) flushLocked() error {
 		l.dirDirty = false
 	}
 	l.recoveryPoint = l.end.Load()
-	active := l.active()
-	c := l.checkpointNow()
-	c.ActiveBase, c.ActiveCreated = active.base, active.created
-	return l.saveCheckpoint(c)
+	return l.saveCheckpoint(l.checkpointNow())
 }
 
 // checkpointNow is the checkpoint to write now: the current start offset
-// and recovery point, and the active segment as of the last flush.
+// and recovery point, and the created time of each segment that has one and
+// starts below the recovery point. Later segments are left out: a Truncate
+// at or past the recovery point writes no checkpoint, and an entry for a
+// segment it removes would be applied after a crash to a new segment that
+// reuses the base.
 func (l *Log) checkpointNow() checkpoint {
-	c := l.saved
-	c.StartOffset = l.start.Load()
-	c.RecoveryPoint = l.recoveryPoint
+	c := checkpoint{StartOffset: l.start.Load(), RecoveryPoint: l.recoveryPoint}
+	for _, s := range l.segs {
+		if s.base < l.recoveryPoint && s.created >= 0 {
+			c.Created = append(c.Created, segmentCreated{Base: s.base, Created: s.created})
+		}
+	}
 	return c
 }
 
 // saveCheckpoint writes c if it differs from the last one written.
 func (l *Log) saveCheckpoint(c checkpoint) error {
-	if c == l.saved {
+	if c.equal(l.saved) {
 		return nil
 	}
 	if err := writeCheckpoint(l.dir, c); err != nil {

@@ -71,7 +71,7 @@ func FuzzRecover(f *testing.F) {
 	}
 	f.Add(bytes.Repeat([]byte{0x7f}, 40), uint32(7), uint8(damageOverwriteTail))
 	f.Add(batches[0].bytes, uint32(0), uint8(damageAppend))
-	f.Add(checkpoint{StartOffset: 3, RecoveryPoint: 1 << 40, ActiveBase: 0, ActiveCreated: 5}.encode(), uint32(0), uint8(damageCheckpoint))
+	f.Add(checkpoint{StartOffset: 3, RecoveryPoint: 1 << 40, Created: []segmentCreated{{0, 5}, {segs[1].BaseOffset, 7}}}.encode(), uint32(0), uint8(damageCheckpoint))
 
 	f.Fuzz(func(t *testing.T, data []byte, at uint32, mode uint8) {
 		if len(data) > 1<<12 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -179,6 +180,87 @@ func TestSegmentMsSurvivesRestart(t *testing.T) {
 	if n := len(l.Segments()); n != 2 {
 		t.Fatalf("%d segments after an append 1000 ms after the first, want 2", n)
 	}
+}
+
+// TestSegmentMsSurvivesRestartAndTruncate checks that every segment's
+// created time survives a restart: once a truncation makes a sealed
+// segment active again, segment.ms rolls it at the same point as on a log
+// that was never reopened, so replicas keep identical segments.
+func TestSegmentMsSurvivesRestartAndTruncate(t *testing.T) {
+	tests := []struct {
+		name string
+		// pick chooses the truncation point given the batches and segments.
+		pick func(b []stored, s []SegmentInfo) int64
+		// rollAt is the append after the truncation that rolls a new
+		// segment; -1 for none.
+		rollAt int
+	}{
+		// Segment 1 keeps its first append, 900 ms before the first
+		// append below: the third one (+1000 ms) rolls.
+		{"inside a sealed segment", func(b []stored, s []SegmentInfo) int64 {
+			i := slices.IndexFunc(b, func(b stored) bool { return b.base == s[1].BaseOffset })
+			return b[i+1].base
+		}, 2},
+		// Segment 2 is emptied: the first append below restarts its clock.
+		{"segment boundary", func(_ []stored, s []SegmentInfo) int64 { return s[2].BaseOffset }, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := smallConfig()
+			cfg.SegmentMs = 1000
+			ref := openLog(t, t.TempDir(), cfg) // never reopened
+			dir := t.TempDir()
+			l := openLog(t, dir, cfg)
+			batches := appendBatches(t, ref, 40, 150, tsIndex)
+			appendBatches(t, l, 40, 150, tsIndex)
+			segs := l.Segments()
+			if len(segs) < 4 {
+				t.Fatalf("%d segments, want at least 4", len(segs))
+			}
+			if err := ref.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			l = openLog(t, dir, cfg)
+
+			cut := tt.pick(batches, segs)
+			for _, l := range []*Log{ref, l} {
+				if err := l.Truncate(cut); err != nil {
+					t.Fatalf("Truncate(%d): %v", cut, err)
+				}
+			}
+			// One-offset appends from 900 ms after the first append to the
+			// segment now active, 50 ms apart.
+			active := segs[slices.IndexFunc(segs, func(s SegmentInfo) bool { return s.NextOffset > cut })]
+			first := batches[slices.IndexFunc(batches, func(b stored) bool { return b.base == active.BaseOffset })].ts[0]
+			now := func(i int) int64 { return first + cfg.SegmentMs - 100 + 50*int64(i) }
+			appendSingles(t, ref, 5, 10, now)
+			appendSingles(t, l, 5, 10, now)
+
+			want := segmentBounds(ref)
+			wantBase := active.BaseOffset
+			if tt.rollAt >= 0 {
+				wantBase = cut + int64(tt.rollAt)
+			}
+			if last := want[len(want)-1]; last[0] != wantBase || last[1] != cut+5 {
+				t.Fatalf("reference log ends with segment %v, want [%d %d]", last, wantBase, cut+5)
+			}
+			if got := segmentBounds(l); !slices.Equal(got, want) {
+				t.Fatalf("segments after reopen and truncate %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// segmentBounds lists the segments' base and next offsets.
+func segmentBounds(l *Log) [][2]int64 {
+	var out [][2]int64
+	for _, s := range l.Segments() {
+		out = append(out, [2]int64{s.BaseOffset, s.NextOffset})
+	}
+	return out
 }
 
 func TestRetention(t *testing.T) {
@@ -459,7 +541,7 @@ func TestAppendRejectsMalformed(t *testing.T) {
 func TestFlushRecordsRecoveryPoint(t *testing.T) {
 	dir := t.TempDir()
 	l := openLog(t, dir, smallConfig())
-	appendBatches(t, l, 20, 150, tsIndex)
+	batches := appendBatches(t, l, 20, 150, tsIndex)
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -467,9 +549,16 @@ func TestFlushRecordsRecoveryPoint(t *testing.T) {
 	if err != nil || !found {
 		t.Fatalf("checkpoint: %v found %v", err, found)
 	}
-	segs := l.Segments()
-	want := checkpoint{StartOffset: 0, RecoveryPoint: l.EndOffset(), ActiveBase: segs[len(segs)-1].BaseOffset, ActiveCreated: c.ActiveCreated}
-	if c != want || c.ActiveCreated < 0 {
+	// Every segment's created time is the now of its first append.
+	want := checkpoint{StartOffset: 0, RecoveryPoint: l.EndOffset()}
+	for _, s := range l.Segments() {
+		for _, b := range batches {
+			if b.base == s.BaseOffset {
+				want.Created = append(want.Created, segmentCreated{Base: s.BaseOffset, Created: b.ts[0]})
+			}
+		}
+	}
+	if !c.equal(want) || len(want.Created) < 2 {
 		t.Fatalf("checkpoint %+v, want %+v", c, want)
 	}
 }

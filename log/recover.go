@@ -49,7 +49,7 @@ func (l *Log) recover() error {
 		return err
 	}
 	if !found {
-		cp = checkpoint{ActiveBase: -1, ActiveCreated: -1}
+		cp = checkpoint{}
 		l.saved = checkpoint{StartOffset: -1} // never equal to a real one
 	} else {
 		l.saved = cp
@@ -137,8 +137,10 @@ func (l *Log) recover() error {
 	if err := l.removeSegments(0, drop, start); err != nil {
 		return err
 	}
-	if found && cp.ActiveBase == active.base && active.size.Load() > 0 {
-		active.created = cp.ActiveCreated
+	for _, s := range l.segs {
+		if created, ok := cp.createdOf(s.base); ok && s.size.Load() > 0 {
+			s.created = created
+		}
 	}
 	l.recoveryPoint = min(rp, end)
 	return nil

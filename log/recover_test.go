@@ -292,7 +292,10 @@ func TestCleanReopenTrustsFlushedSegments(t *testing.T) {
 }
 
 func TestParseCheckpoint(t *testing.T) {
-	good := checkpoint{StartOffset: 5, RecoveryPoint: 10, ActiveBase: 8, ActiveCreated: 1234}
+	good := checkpoint{StartOffset: 5, RecoveryPoint: 10, Created: []segmentCreated{{0, 7}, {8, 1234}}}
+	const v1 = "brokerd-log-checkpoint 1\nstart-offset 5\nrecovery-point 10\n"
+	const v2 = "brokerd-log-checkpoint 2\nstart-offset 5\nrecovery-point 10\n"
+	plain := checkpoint{StartOffset: 5, RecoveryPoint: 10}
 	tests := []struct {
 		name string
 		in   string
@@ -300,19 +303,39 @@ func TestParseCheckpoint(t *testing.T) {
 		ok   bool
 	}{
 		{"round trip", string(good.encode()), good, true},
-		{"no active", string(checkpoint{ActiveBase: -1, ActiveCreated: -1}.encode()), checkpoint{ActiveBase: -1, ActiveCreated: -1}, true},
+		{"no segments", string(plain.encode()), plain, true},
+		{"v2 literal", v2 + "segment-created 0 7\nsegment-created 8 1234\n", good, true},
+		{"v1 active segment", v1 + "active-segment 8 1234\n", checkpoint{StartOffset: 5, RecoveryPoint: 10, Created: []segmentCreated{{8, 1234}}}, true},
+		{"v1 no active", v1 + "active-segment -1 -1\n", plain, true},
+		{"v1 unknown created", v1 + "active-segment 8 -1\n", plain, true},
+		{"v1 missing active", v1, checkpoint{}, false},
+		{"v1 two active", v1 + "active-segment 8 1\nactive-segment 9 1\n", checkpoint{}, false},
+		{"v1 below -1", v1 + "active-segment -2 1\n", checkpoint{}, false},
+		{"v1 line in v2", v2 + "active-segment 8 1234\n", checkpoint{}, false},
+		{"v2 line in v1", v1 + "segment-created 8 1234\n", checkpoint{}, false},
 		{"empty", "", checkpoint{}, false},
-		{"wrong header", "brokerd-log-checkpoint 2\nstart-offset 1\nrecovery-point 1\nactive-segment 0 0\n", checkpoint{}, false},
-		{"missing newline", "brokerd-log-checkpoint 1\nstart-offset 1\nrecovery-point 1\nactive-segment 0 0", checkpoint{}, false},
-		{"extra field", "brokerd-log-checkpoint 1\nstart-offset 1 2\nrecovery-point 1\nactive-segment 0 0\n", checkpoint{}, false},
-		{"field order", "brokerd-log-checkpoint 1\nrecovery-point 1\nstart-offset 1\nactive-segment 0 0\n", checkpoint{}, false},
-		{"negative", "brokerd-log-checkpoint 1\nstart-offset -1\nrecovery-point 1\nactive-segment 0 0\n", checkpoint{}, false},
-		{"not a number", "brokerd-log-checkpoint 1\nstart-offset x\nrecovery-point 1\nactive-segment 0 0\n", checkpoint{}, false},
+		{"header only", "brokerd-log-checkpoint 2\n", checkpoint{}, false},
+		{"no recovery point", "brokerd-log-checkpoint 2\nstart-offset 1\n", checkpoint{}, false},
+		{"wrong header", "brokerd-log-checkpoint 3\nstart-offset 1\nrecovery-point 1\n", checkpoint{}, false},
+		{"missing newline", "brokerd-log-checkpoint 2\nstart-offset 1\nrecovery-point 1", checkpoint{}, false},
+		{"missing newline after segment", v2 + "segment-created 0 7", checkpoint{}, false},
+		{"blank line", v2 + "\n", checkpoint{}, false},
+		{"extra field", "brokerd-log-checkpoint 2\nstart-offset 1 2\nrecovery-point 1\n", checkpoint{}, false},
+		{"double space", v2 + "segment-created 0  7\n", checkpoint{}, false},
+		{"missing value", v2 + "segment-created 0\n", checkpoint{}, false},
+		{"field order", "brokerd-log-checkpoint 2\nrecovery-point 1\nstart-offset 1\n", checkpoint{}, false},
+		{"negative", "brokerd-log-checkpoint 2\nstart-offset -1\nrecovery-point 1\n", checkpoint{}, false},
+		{"negative base", v2 + "segment-created -1 7\n", checkpoint{}, false},
+		{"negative created", v2 + "segment-created 0 -1\n", checkpoint{}, false},
+		{"duplicate base", v2 + "segment-created 8 7\nsegment-created 8 9\n", checkpoint{}, false},
+		{"unsorted bases", v2 + "segment-created 8 7\nsegment-created 0 9\n", checkpoint{}, false},
+		{"not a number", "brokerd-log-checkpoint 2\nstart-offset x\nrecovery-point 1\n", checkpoint{}, false},
+		{"overflow", v2 + "segment-created 0 9223372036854775808\n", checkpoint{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := parseCheckpoint([]byte(tt.in))
-			if (err == nil) != tt.ok || got != tt.want {
+			if (err == nil) != tt.ok || !got.equal(tt.want) {
 				t.Fatalf("parseCheckpoint = %+v, %v; want %+v ok=%v", got, err, tt.want, tt.ok)
 			}
 		})
@@ -320,15 +343,21 @@ func TestParseCheckpoint(t *testing.T) {
 }
 
 func FuzzParseCheckpoint(f *testing.F) {
-	f.Add(checkpoint{StartOffset: 5, RecoveryPoint: 10, ActiveBase: 8, ActiveCreated: 1234}.encode())
-	f.Add([]byte("brokerd-log-checkpoint 1\n"))
+	f.Add(checkpoint{StartOffset: 5, RecoveryPoint: 10, Created: []segmentCreated{{0, 7}, {8, 1234}}}.encode())
+	f.Add(checkpoint{StartOffset: 5, RecoveryPoint: 10}.encode())
+	f.Add([]byte("brokerd-log-checkpoint 1\nstart-offset 5\nrecovery-point 10\nactive-segment 8 1234\n"))
+	f.Add([]byte("brokerd-log-checkpoint 2\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := parseCheckpoint(b)
 		if err != nil {
 			return
 		}
+		// Every entry takes a line of at least 20 bytes.
+		if len(c.Created)*20 > len(b) {
+			t.Fatalf("%d entries from %d bytes", len(c.Created), len(b))
+		}
 		again, err := parseCheckpoint(c.encode())
-		if err != nil || again != c {
+		if err != nil || !again.equal(c) {
 			t.Fatalf("re-encoding %+v: %+v, %v", c, again, err)
 		}
 	})

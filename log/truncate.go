@@ -39,7 +39,8 @@ func (l *Log) Truncate(endOffset int64) error {
 		return fmt.Errorf("truncate to %d: %w", endOffset, err)
 	}
 	// Lower the recovery point on disk before cutting, so a crash in
-	// between cannot make Open trust bytes that are gone.
+	// between cannot make Open trust bytes that are gone (nor restore the
+	// created time of a segment emptied or removed here).
 	if endOffset < l.recoveryPoint {
 		l.recoveryPoint = endOffset
 		if err := l.saveCheckpoint(l.checkpointNow()); err != nil {
@@ -97,6 +98,7 @@ func (l *Log) truncateFully(off int64) error {
 	l.recoveryPoint = min(l.recoveryPoint, off)
 	c := l.checkpointNow()
 	c.StartOffset = off
+	c.Created = nil // every segment goes
 	if err := l.saveCheckpoint(c); err != nil {
 		return fmt.Errorf("truncate: %w", err)
 	}
