@@ -170,7 +170,7 @@ func (b *Broker) incrementalAlterConfigs(ctx context.Context, r *kmsg.Incrementa
 
 // incrementalTopic applies SET, DELETE, APPEND and SUBTRACT operations.
 func (b *Broker) incrementalTopic(ctx context.Context, rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) error {
-	if isInternalTopic(rr.ResourceName) {
+	if topic.IsInternal(rr.ResourceName) {
 		return internalTopicWrite(rr.ResourceName, "alter the configs of")
 	}
 	t, ok := b.store.Topic(rr.ResourceName)
@@ -239,7 +239,7 @@ func editList(cur, items []string, add bool) []string {
 
 // alterTopic validates the resulting override set, then proposes it.
 func (b *Broker) alterTopic(ctx context.Context, name string, replace bool, set map[string]string, del []string, validateOnly bool) error {
-	if isInternalTopic(name) {
+	if topic.IsInternal(name) {
 		return internalTopicWrite(name, "alter the configs of")
 	}
 	t, ok := b.store.Topic(name)

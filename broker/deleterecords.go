@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brokerd/brokerd/raftstore"
+	"github.com/brokerd/brokerd/topic"
 )
 
 func (b *Broker) deleteRecords(ctx context.Context, r *kmsg.DeleteRecordsRequest) kmsg.Response {
@@ -22,7 +23,7 @@ func (b *Broker) deleteRecords(ctx context.Context, r *kmsg.DeleteRecordsRequest
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition, sp.LowWatermark = rp.Partition, -1
-			if isInternalTopic(rt.Topic) {
+			if topic.IsInternal(rt.Topic) {
 				err := internalTopicWrite(rt.Topic, "delete records of")
 				sp.ErrorCode = errorCode(err)
 			} else if _, ok := b.store.Log(rt.Topic, rp.Partition); !ok {

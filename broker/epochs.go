@@ -2,6 +2,8 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brokerd/brokerd/topic"
 )
 
 // offsetForLeaderEpoch tells a consumer where an epoch it saw ended, so it
@@ -16,7 +18,7 @@ func (b *Broker) offsetForLeaderEpoch(r *kmsg.OffsetForLeaderEpochRequest) kmsg.
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition, sp.LeaderEpoch, sp.EndOffset = rp.Partition, -1, -1
-			if isInternalTopic(rt.Topic) {
+			if topic.IsInternal(rt.Topic) {
 				// An empty log: every epoch ends at offset 0.
 				if sp.ErrorCode = leaderCheck(b.internalPartition(rt.Topic, rp.Partition), leader, rp.CurrentLeaderEpoch, cur); sp.ErrorCode == 0 {
 					sp.LeaderEpoch, sp.EndOffset = cur, 0

@@ -11,6 +11,7 @@ import (
 	"github.com/brokerd/brokerd/broker/fetchsession"
 	"github.com/brokerd/brokerd/broker/wire"
 	"github.com/brokerd/brokerd/log"
+	"github.com/brokerd/brokerd/topic"
 )
 
 // fetchMaxBytes is Kafka's broker fetch.max.bytes default (55 MiB).
@@ -31,6 +32,12 @@ func (b *Broker) fetch(ctx context.Context, r *kmsg.FetchRequest) kmsg.Response 
 		return resp
 	}
 	parts := fc.Partitions()
+	// v13+ names topics by ID: resolve them once per request (a topic
+	// created or deleted during the long poll is seen by the next one).
+	var names map[[16]byte]string
+	if r.Version >= 13 {
+		names = b.topicNamesByID()
+	}
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if wait > maxFetchWait {
 		wait = maxFetchWait
@@ -40,7 +47,7 @@ func (b *Broker) fetch(ctx context.Context, r *kmsg.FetchRequest) kmsg.Response 
 		// Subscribe before reading, so an append between the read and the
 		// wait still wakes us.
 		changed := b.store.Changed()
-		read, n, failed := b.fetchOnce(r, parts)
+		read, n, failed := b.fetchOnce(r, parts, names)
 		if failed || n >= int(r.MinBytes) || wait <= 0 || r.MinBytes <= 0 && n > 0 {
 			return b.fetchResponse(r, fc, parts, read)
 		}
@@ -52,7 +59,7 @@ func (b *Broker) fetch(ctx context.Context, r *kmsg.FetchRequest) kmsg.Response 
 		select {
 		case <-changed:
 		case <-deadline:
-			read, _, _ = b.fetchOnce(r, parts)
+			read, _, _ = b.fetchOnce(r, parts, names)
 			return b.fetchResponse(r, fc, parts, read)
 		case <-ctx.Done():
 			return b.fetchResponse(r, fc, parts, read)
@@ -138,16 +145,12 @@ func (b *Broker) fetchResponse(r *kmsg.FetchRequest, fc *fetchsession.Context, p
 // fetchOnce reads what is committed now for each partition, in order. It
 // reports how many record bytes it holds and whether any partition failed
 // (a failure is answered at once, as Kafka does).
-func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition) ([]kmsg.FetchResponseTopicPartition, int, bool) {
+func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition, names map[[16]byte]string) ([]kmsg.FetchResponseTopicPartition, int, bool) {
 	// The broker's fetch.max.bytes caps what a client may ask for: a read
 	// allocates what it returns.
 	maxBytes := min(int(r.MaxBytes), fetchMaxBytes)
 	if maxBytes <= 0 {
 		maxBytes = fetchMaxBytes
-	}
-	var names map[[16]byte]string
-	if r.Version >= 13 {
-		names = b.topicNamesByID()
 	}
 	out := make([]kmsg.FetchResponseTopicPartition, len(parts))
 	total, failed := 0, false
@@ -171,7 +174,7 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition)
 		switch {
 		case !known:
 			sp.ErrorCode = kerr.UnknownTopicID.Code
-		case isInternalTopic(name):
+		case topic.IsInternal(name):
 			b.fetchInternal(sp, name, p, leader, epoch)
 		default:
 			n := b.fetchPartition(sp, name, p, r.IsolationLevel == 1, limit, total, maxBytes, leader, epoch)

@@ -17,13 +17,9 @@ import (
 // records: Fetch and ListOffsets answer for an empty log, and Produce,
 // DeleteRecords, DeleteTopics, CreatePartitions and config changes are
 // refused, as Kafka refuses writes to them.
-const (
-	consumerOffsetsTopic  = "__consumer_offsets"
-	transactionStateTopic = "__transaction_state"
-	// internalTopicPartitions is Kafka's offsets.topic.num.partitions and
-	// transaction.state.log.num.partitions default.
-	internalTopicPartitions = 50
-)
+//
+// A store topic under one of these names (auto-created by an older brokerd)
+// is hidden; DeleteTopics removes it.
 
 // internalTopicConfigs are the overrides Kafka gives both topics.
 var internalTopicConfigs = map[string]string{
@@ -32,33 +28,27 @@ var internalTopicConfigs = map[string]string{
 	"segment.bytes":    "104857600",
 }
 
-// isInternalTopic reports whether name is one of Kafka's internal topics,
-// whether or not it is visible yet.
-func isInternalTopic(name string) bool {
-	return name == consumerOffsetsTopic || name == transactionStateTopic
-}
-
 // internalTopic returns an internal topic as Metadata shows it.
 // __consumer_offsets always exists; __transaction_state once a transaction
 // has run (Kafka creates it on the first transactional coordinator
 // lookup).
 func (b *Broker) internalTopic(name string) (topic.Topic, bool) {
 	switch name {
-	case consumerOffsetsTopic:
-	case transactionStateTopic:
+	case topic.ConsumerOffsetsTopic:
+	case topic.TransactionStateTopic:
 		if !b.store.HasTxns() {
 			return topic.Topic{}, false
 		}
 	default:
 		return topic.Topic{}, false
 	}
-	return topic.Topic{Name: name, ID: internalTopicID(name), Partitions: internalTopicPartitions, Configs: maps.Clone(internalTopicConfigs)}, true
+	return topic.Topic{Name: name, ID: internalTopicID(name), Partitions: topic.InternalPartitions, Configs: maps.Clone(internalTopicConfigs)}, true
 }
 
 // internalTopics lists the visible internal topics.
 func (b *Broker) internalTopics() []topic.Topic {
 	var out []topic.Topic
-	for _, n := range []string{consumerOffsetsTopic, transactionStateTopic} {
+	for _, n := range []string{topic.ConsumerOffsetsTopic, topic.TransactionStateTopic} {
 		if t, ok := b.internalTopic(n); ok {
 			out = append(out, t)
 		}
@@ -76,7 +66,7 @@ func internalTopicWrite(name, what string) error {
 // topic's (visible) partitions.
 func (b *Broker) internalPartition(name string, partition int32) bool {
 	_, ok := b.internalTopic(name)
-	return ok && partition >= 0 && partition < internalTopicPartitions
+	return ok && topic.IsInternalPartition(name, partition)
 }
 
 // internalTopicID is a fixed topic ID for an internal topic, the same on

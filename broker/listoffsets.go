@@ -3,6 +3,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brokerd/brokerd/topic"
 )
 
 // Special ListOffsets timestamps.
@@ -23,7 +25,7 @@ func (b *Broker) listOffsets(r *kmsg.ListOffsetsRequest) kmsg.Response {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			if isInternalTopic(rt.Topic) {
+			if topic.IsInternal(rt.Topic) {
 				// An internal topic's partitions are empty logs.
 				sp.ErrorCode = leaderCheck(b.internalPartition(rt.Topic, rp.Partition), leader, rp.CurrentLeaderEpoch, epoch)
 				if sp.ErrorCode == 0 {

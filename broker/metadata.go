@@ -37,6 +37,9 @@ func (b *Broker) metadata(ctx context.Context, r *kmsg.MetadataRequest) kmsg.Res
 			resp.Topics = append(resp.Topics, b.topicMetadata(t, 0))
 		}
 		for _, t := range b.store.Topics() {
+			if topic.IsInternal(t.Name) {
+				continue // an older brokerd's ordinary topic: hidden
+			}
 			resp.Topics = append(resp.Topics, b.topicMetadata(t, 0))
 		}
 		return resp
@@ -61,7 +64,7 @@ func (b *Broker) metadata(ctx context.Context, r *kmsg.MetadataRequest) kmsg.Res
 			code := kerr.UnknownTopicOrPartition.Code
 			if err := topic.ValidateName(name); err != nil {
 				code = kerr.InvalidTopicException.Code
-			} else if autoCreate && !isInternalTopic(name) && !b.store.RecentlyDeleted(name, time.Now()) {
+			} else if autoCreate && !topic.IsInternal(name) && !b.store.RecentlyDeleted(name, time.Now()) {
 				created, err := b.autoCreate(ctx, name)
 				if err == nil {
 					resp.Topics = append(resp.Topics, b.topicMetadata(created, 0))
@@ -103,7 +106,7 @@ func (b *Broker) topicMetadata(t topic.Topic, code int16) kmsg.MetadataResponseT
 	mt.Topic = &name
 	mt.TopicID = t.ID
 	mt.ErrorCode = code
-	mt.IsInternal = isInternalTopic(t.Name)
+	mt.IsInternal = topic.IsInternal(t.Name)
 	replicas := b.replicaIDs()
 	epoch := b.store.LeaderEpoch()
 	for i := int32(0); i < t.Partitions; i++ {

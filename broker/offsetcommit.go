@@ -28,7 +28,7 @@ func (b *Broker) offsetCommit(ctx context.Context, req *wire.Request, r *kmsg.Of
 	for ti, rt := range r.Topics {
 		st := kmsg.NewOffsetCommitResponseTopic()
 		st.Topic = rt.Topic
-		t, known := b.store.Topic(rt.Topic)
+		t, known := b.lookupTopic(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetCommitResponseTopicPartition()
 			sp.Partition = rp.Partition

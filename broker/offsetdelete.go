@@ -23,7 +23,7 @@ func (b *Broker) offsetDelete(ctx context.Context, r *kmsg.OffsetDeleteRequest) 
 	for _, rt := range r.Topics {
 		st := kmsg.NewOffsetDeleteResponseTopic()
 		st.Topic = rt.Topic
-		t, known := b.store.Topic(rt.Topic)
+		t, known := b.lookupTopic(rt.Topic)
 		sub := known && subscribed(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetDeleteResponseTopicPartition()

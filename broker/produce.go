@@ -45,7 +45,7 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 				err = kerr.InvalidRequiredAcks
 			case topic.ValidateName(rt.Topic) != nil:
 				err = kerr.InvalidTopicException
-			case isInternalTopic(rt.Topic):
+			case topic.IsInternal(rt.Topic):
 				err = internalTopicWrite(rt.Topic, "append to")
 			case !known || rp.Partition < 0 || rp.Partition >= t.Partitions:
 				err = kerr.UnknownTopicOrPartition

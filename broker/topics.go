@@ -39,11 +39,11 @@ func (b *Broker) createTopic(ctx context.Context, rt kmsg.CreateTopicsRequestTop
 	if err := topic.ValidateName(rt.Topic); err != nil {
 		return err
 	}
-	if isInternalTopic(rt.Topic) {
+	if topic.IsInternal(rt.Topic) {
 		if _, ok := b.internalTopic(rt.Topic); ok {
 			return fmt.Errorf("%w: %s", raftstore.ErrTopicExists, rt.Topic)
 		}
-		return fmt.Errorf("%w: %s is reserved for Kafka's transaction state", kerr.InvalidTopicException, rt.Topic)
+		return fmt.Errorf("%w: %s is one of Kafka's internal topic names; it appears once it is in use", kerr.InvalidTopicException, rt.Topic)
 	}
 	partitions, rf := rt.NumPartitions, rt.ReplicationFactor
 	if len(rt.ReplicaAssignment) > 0 {
@@ -148,7 +148,8 @@ func (b *Broker) deleteTopics(ctx context.Context, r *kmsg.DeleteTopicsRequest) 
 		if t, ok := b.lookupTopic(name); ok {
 			st.TopicID = t.ID
 		}
-		if isInternalTopic(name) {
+		_, legacy := b.store.Topic(name)
+		if topic.IsInternal(name) && !legacy {
 			err := internalTopicWrite(name, "delete")
 			st.ErrorCode = errorCode(err)
 			st.ErrorMessage = errorMessage(err)
@@ -171,7 +172,7 @@ func (b *Broker) createPartitions(ctx context.Context, r *kmsg.CreatePartitionsR
 		var err error
 		t, ok := b.store.Topic(rt.Topic)
 		switch {
-		case isInternalTopic(rt.Topic):
+		case topic.IsInternal(rt.Topic):
 			err = internalTopicWrite(rt.Topic, "add partitions to")
 		case !ok:
 			err = fmt.Errorf("%w: %s", raftstore.ErrUnknownTopic, rt.Topic)

@@ -100,6 +100,11 @@ func (b *Broker) describeProducers(r *kmsg.DescribeProducersRequest) kmsg.Respon
 			sp.Partition = p
 			prods, ok := b.store.PartitionProducers(rt.Topic, p)
 			switch {
+			case !ok && b.internalPartition(rt.Topic, p):
+				// An internal topic: no producers write to it.
+				if !leader {
+					sp.ErrorCode = kerr.NotLeaderForPartition.Code
+				}
 			case !ok:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case !leader:

@@ -122,12 +122,20 @@ func TestInternalTopicsRefuseWrites(t *testing.T) {
 		t.Fatalf("create __transaction_state before any transaction: %v", err)
 	}
 	pr, err := adm.CreatePartitions(ctx, 5, "__consumer_offsets")
-	if err == nil && !errors.Is(pr["__consumer_offsets"].Err, kerr.InvalidTopicException) {
-		t.Fatalf("create partitions on __consumer_offsets: %v", pr["__consumer_offsets"].Err)
+	if err != nil || !errors.Is(pr["__consumer_offsets"].Err, kerr.InvalidTopicException) {
+		t.Fatalf("create partitions on __consumer_offsets: %v %v", err, pr["__consumer_offsets"].Err)
 	}
 	ar, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "retention.ms", Value: kmsg.StringPtr("1")}}, "__consumer_offsets")
-	if err == nil && !errors.Is(ar[0].Err, kerr.InvalidTopicException) {
-		t.Fatalf("alter configs of __consumer_offsets: %v", ar[0].Err)
+	if err != nil || !errors.Is(ar[0].Err, kerr.InvalidTopicException) {
+		t.Fatalf("alter configs of __consumer_offsets: %v %v", err, ar)
+	}
+	// A group may commit offsets for its partitions, as monitoring tools
+	// that consume it do.
+	oc := kadm.Offsets{}
+	oc.Add(kadm.Offset{Topic: "__consumer_offsets", Partition: 3, At: 0, LeaderEpoch: -1})
+	cr2, err := adm.CommitOffsets(ctx, "int-monitor", oc)
+	if err != nil || cr2.Error() != nil {
+		t.Fatalf("commit an offset of __consumer_offsets: %v %v", err, cr2.Error())
 	}
 	del := kadm.Offsets{}
 	del.Add(kadm.Offset{Topic: "__consumer_offsets", Partition: 0, At: 0})
@@ -244,5 +252,41 @@ func TestKafkaGoDeleteTopics(t *testing.T) {
 			t.Fatalf("del-1 not auto-created after the quarantine: %v %v", parts, err)
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// TestLegacyInternalTopic: an ordinary topic named __consumer_offsets, as
+// an older brokerd auto-created it, is neither listed twice nor stuck:
+// Metadata shows only the internal one and DeleteTopics removes the old.
+func TestLegacyInternalTopic(t *testing.T) {
+	n := startNode(t)
+	if err := n.Store().CreateTopic(testCtx(t, 10*time.Second), "__consumer_offsets", [16]byte{1}, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	adm := newAdmin(t, n.KafkaAddr())
+	all := listWithInternal(t, adm)
+	if d := all["__consumer_offsets"]; len(d.Partitions) != 50 {
+		t.Fatalf("__consumer_offsets has %d partitions in Metadata, want the internal topic's 50", len(d.Partitions))
+	}
+	req := kmsg.NewPtrMetadataRequest()
+	resp, err := req.RequestWith(testCtx(t, 10*time.Second), newKgo(t, n.KafkaAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := 0
+	for _, mt := range resp.Topics {
+		if mt.Topic != nil && *mt.Topic == "__consumer_offsets" {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Fatalf("__consumer_offsets listed %d times", count)
+	}
+	dr, err := adm.DeleteTopics(testCtx(t, 10*time.Second), "__consumer_offsets")
+	if err != nil || dr["__consumer_offsets"].Err != nil {
+		t.Fatalf("delete the legacy topic: %v %v", err, dr["__consumer_offsets"].Err)
+	}
+	if _, ok := n.Store().Topic("__consumer_offsets"); ok {
+		t.Fatal("legacy topic still in the store")
 	}
 }

@@ -22,9 +22,9 @@ var (
 	bucketOffsets    = []byte("group_offsets")
 	bucketTxns       = []byte("transactions")
 
-	keyApplied = []byte("applied_index")
-	keyNextPID = []byte("next_producer_id")
-	keyBrokers = []byte("brokers")
+	keyApplied  = []byte("applied_index")
+	keyNextPID  = []byte("next_producer_id")
+	keyBrokers  = []byte("brokers")
 	keyDefaults = []byte("topic_defaults")
 )
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/brokerd/brokerd/internal/batchtest"
 	"github.com/brokerd/brokerd/topic"
@@ -151,5 +152,56 @@ func TestRestoreTombstones(t *testing.T) {
 				t.Fatalf("after restore: %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestQuarantine: a deleted name is quarantined for deletedTopicQuarantine
+// after the deletion's time (the leader's clock in the command), an
+// explicit create ends it, clocks far apart cannot make it last forever,
+// and the queue forgets ended quarantines.
+func TestQuarantine(t *testing.T) {
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	ctx := context.Background()
+	for _, n := range []string{"q1", "q2"} {
+		if err := s.CreateTopic(ctx, n, topic.NewID(), 1, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteTopic(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.fsm.mu.RLock()
+	at := s.fsm.deleted["q1"]
+	s.fsm.mu.RUnlock()
+	base := time.UnixMilli(at)
+	q := deletedTopicQuarantine
+	for _, tc := range []struct {
+		now  time.Time
+		want bool
+	}{
+		{base, true},
+		{base.Add(q - time.Millisecond), true},
+		{base.Add(q), false},
+		{base.Add(-q / 2), true},  // this node's clock a little behind the leader's
+		{base.Add(-2 * q), false}, // far behind: over, not stuck
+	} {
+		if got := s.RecentlyDeleted("q1", tc.now); got != tc.want {
+			t.Errorf("RecentlyDeleted at %v: %v, want %v", tc.now.Sub(base), got, tc.want)
+		}
+	}
+	if err := s.CreateTopic(ctx, "q2", topic.NewID(), 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s.RecentlyDeleted("q2", base) {
+		t.Fatal("an explicit create did not end the quarantine")
+	}
+	// A later deletion, after the quarantine, drops the ended ones.
+	s.fsm.mu.Lock()
+	s.fsm.quarantine("q3", at+2*q.Milliseconds())
+	n, qn := len(s.fsm.deleted), len(s.fsm.deletedQ)
+	s.fsm.mu.Unlock()
+	if n != 1 || qn != 1 {
+		t.Fatalf("quarantine holds %d names, %d queued, want 1 and 1", n, qn)
 	}
 }

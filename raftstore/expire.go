@@ -2,7 +2,6 @@ package raftstore
 
 import (
 	"context"
-	"strings"
 	"time"
 )
 
@@ -65,20 +64,6 @@ func (f *fsm) applyExpireProducers(c *expireProducersCmd) {
 		if c.Now-p.LastTimestamp >= c.ProducerIDExpiry {
 			delete(f.producers, id)
 			f.dirty.producers[id] = true
-		}
-	}
-}
-
-// forgetTopicProducers drops every producer's sequence window for a
-// deleted topic's partitions. The caller holds txnMu.
-func (f *fsm) forgetTopicProducers(name string) {
-	prefix := name + "/"
-	for id, p := range f.producers {
-		for k := range p.Parts {
-			if strings.HasPrefix(k, prefix) {
-				delete(p.Parts, k)
-				f.dirty.producers[id] = true
-			}
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 // fsm is brokerd's raft state machine. Apply runs on raft's single FSM
 // goroutine; readers take mu.RLock to look topics up.
 type fsm struct {
-	logger   *slog.Logger
+	logger  *slog.Logger
 	dataDir string
 	db      *bolt.DB
 
@@ -30,7 +30,8 @@ type fsm struct {
 	// deleted maps a recently deleted topic to the leader's time of the
 	// deletion (ms), for RecentlyDeleted. Memory only: a restart forgets
 	// it, which only ends quarantines early.
-	deleted map[string]int64
+	deleted  map[string]int64
+	deletedQ []quarantined // the same deletions, in apply order
 
 	// txnMu guards producers, txns and every partition's open and aborted
 	// transaction lists against readers; only the apply goroutine writes.
@@ -58,8 +59,8 @@ type fsm struct {
 	bytesSinceCheckpoint int64
 	// appliedBytes counts record bytes applied since start; the store's
 	// background loop reads it to decide when to take a raft snapshot.
-	appliedBytes atomic.Int64
-	checkpointDue        atomic.Bool
+	appliedBytes  atomic.Int64
+	checkpointDue atomic.Bool
 
 	appliedIndex atomic.Uint64
 	notifyMu     sync.Mutex

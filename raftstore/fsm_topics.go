@@ -114,9 +114,6 @@ func (f *fsm) applyDeleteTopic(c *deleteTopicCmd) error {
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrUnknownTopic, c.Name)
 	}
-	f.txnMu.Lock()
-	f.forgetTopicProducers(c.Name)
-	f.txnMu.Unlock()
 	f.dirty.topics[c.Name] = true
 	for _, p := range ts.parts {
 		delete(f.dirty.parts, p.key())
@@ -198,17 +195,36 @@ func (f *fsm) applyAlterConfigs(c *alterConfigsCmd) error {
 // a client's "delete, then describe" does not bring the topic back.
 const deletedTopicQuarantine = 3 * time.Second
 
+// quarantined is one deletion in the quarantine queue.
+type quarantined struct {
+	name string
+	at   int64
+}
+
+// expired reports whether a quarantine that began at (one node's clock)
+// is over at now (maybe another node's clock). A difference either way of
+// the quarantine's length or more ends it, so a leader's clock far ahead
+// or behind cannot make a name unusable.
+func quarantineOver(at, now int64) bool {
+	d := now - at
+	return d >= deletedTopicQuarantine.Milliseconds() || d <= -deletedTopicQuarantine.Milliseconds()
+}
+
 // quarantine remembers that name was deleted at now (the leader's clock in
-// the command) and forgets quarantines that have ended, so the map holds
-// only the deletions of the last few seconds. The caller holds f.mu.
+// the command) and forgets quarantines that have ended, oldest first, so
+// the map holds only the deletions of the last few seconds. The caller
+// holds f.mu.
 func (f *fsm) quarantine(name string, now int64) {
-	for n, at := range f.deleted {
-		if now-at >= deletedTopicQuarantine.Milliseconds() {
-			delete(f.deleted, n)
+	for len(f.deletedQ) > 0 && quarantineOver(f.deletedQ[0].at, now) {
+		q := f.deletedQ[0]
+		f.deletedQ = f.deletedQ[1:]
+		if at, ok := f.deleted[q.name]; ok && at == q.at {
+			delete(f.deleted, q.name)
 		}
 	}
 	if now > 0 {
 		f.deleted[name] = now
+		f.deletedQ = append(f.deletedQ, quarantined{name: name, at: now})
 	}
 }
 
@@ -219,5 +235,5 @@ func (s *Store) RecentlyDeleted(name string, now time.Time) bool {
 	s.fsm.mu.RLock()
 	at, ok := s.fsm.deleted[name]
 	s.fsm.mu.RUnlock()
-	return ok && now.UnixMilli()-at < deletedTopicQuarantine.Milliseconds()
+	return ok && !quarantineOver(at, now.UnixMilli())
 }

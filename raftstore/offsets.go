@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/brokerd/brokerd/topic"
 )
 
 // OffsetCommit is one committed consumer-group offset.
@@ -58,10 +60,18 @@ func splitOffsetKey(k string) (group, rest string) {
 	return g, r
 }
 
+// offsetTarget reports whether a group may commit an offset for a
+// partition: one of a topic's, or of Kafka's internal topics, which clients
+// see in Metadata (and which monitoring tools consume in groups) although
+// brokerd keeps no log for them.
+func (f *fsm) offsetTarget(name string, partition int32) bool {
+	return f.partition(name, partition) != nil || topic.IsInternalPartition(name, partition)
+}
+
 func (f *fsm) applyOffsetCommit(c *offsetCommitCmd) []error {
 	out := make([]error, len(c.Offsets))
 	for i, o := range c.Offsets {
-		if f.partition(o.Topic, o.Partition) == nil {
+		if !f.offsetTarget(o.Topic, o.Partition) {
 			out[i] = fmt.Errorf("%w: %s-%d", ErrUnknownTopic, o.Topic, o.Partition)
 		}
 	}

@@ -118,7 +118,7 @@ func (f *fsm) applyAddOffsetsToTxn(c *addOffsetsToTxnCmd) error {
 func (f *fsm) applyTxnOffsetCommit(c *txnOffsetCommitCmd) any {
 	out := make([]error, len(c.Offsets))
 	for i, o := range c.Offsets {
-		if f.partition(o.Topic, o.Partition) == nil {
+		if !f.offsetTarget(o.Topic, o.Partition) {
 			out[i] = fmt.Errorf("%w: %s-%d", ErrUnknownTopic, o.Topic, o.Partition)
 		}
 	}

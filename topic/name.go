@@ -48,6 +48,17 @@ func IsInternal(name string) bool {
 	return name == ConsumerOffsetsTopic || name == TransactionStateTopic
 }
 
+// InternalPartitions is how many partitions Kafka's internal topics show:
+// Kafka's offsets.topic.num.partitions and
+// transaction.state.log.num.partitions default.
+const InternalPartitions = 50
+
+// IsInternalPartition reports whether p is a partition of the internal
+// topic name.
+func IsInternalPartition(name string, p int32) bool {
+	return IsInternal(name) && p >= 0 && p < InternalPartitions
+}
+
 // HasCollisionChars reports whether name contains '.' or '_'. Kafka warns on
 // creating such a topic: metric names replace '.' with '_', so the topic may
 // collide with another one there.

@@ -27,8 +27,9 @@ const (
 	// request after request cannot grow the cache without limit. A larger
 	// fetch is still served, without a session.
 	DefaultMaxSessionPartitions = 100_000
-	// DefaultMaxCachedPartitions bounds all sessions together.
-	DefaultMaxCachedPartitions = 1_000_000
+	// DefaultMaxCachedBytes bounds the memory all sessions together hold
+	// (an estimate: partitionCost per cached partition).
+	DefaultMaxCachedBytes = 128 << 20
 )
 
 // Config sizes a Cache. Zero fields take the defaults above; Slots < 0
@@ -37,16 +38,22 @@ type Config struct {
 	Slots                int
 	EvictAfter           time.Duration
 	MaxSessionPartitions int
-	MaxCachedPartitions  int
+	MaxCachedBytes       int64
 }
 
 // Cache is one node's fetch sessions. It is safe for concurrent use.
+//
+// Locking: the cache's mu guards the session map and the totals and is
+// held only for O(1) work or a scan of the sessions (at most Slots); each
+// session's own mu guards its partitions. A goroutine holding a session's
+// mu may take the cache's mu, never the other way round.
 type Cache struct {
 	cfg Config
 
 	mu        sync.Mutex
 	sessions  map[int32]*session
-	cached    int // partitions over all sessions
+	parts     int   // countedParts over all sessions
+	bytes     int64 // countedBytes over all sessions
 	evictions int64
 }
 
@@ -64,8 +71,8 @@ func New(cfg Config) *Cache {
 	if cfg.MaxSessionPartitions <= 0 {
 		cfg.MaxSessionPartitions = DefaultMaxSessionPartitions
 	}
-	if cfg.MaxCachedPartitions <= 0 {
-		cfg.MaxCachedPartitions = DefaultMaxCachedPartitions
+	if cfg.MaxCachedBytes <= 0 {
+		cfg.MaxCachedBytes = DefaultMaxCachedBytes
 	}
 	return &Cache{cfg: cfg, sessions: map[int32]*session{}}
 }
@@ -74,6 +81,7 @@ func New(cfg Config) *Cache {
 type Stats struct {
 	Sessions   int
 	Partitions int
+	Bytes      int64
 	Evictions  int64
 }
 
@@ -81,7 +89,7 @@ type Stats struct {
 func (c *Cache) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Stats{Sessions: len(c.sessions), Partitions: c.cached, Evictions: c.evictions}
+	return Stats{Sessions: len(c.sessions), Partitions: c.parts, Bytes: c.bytes, Evictions: c.evictions}
 }
 
 // Request is the session part of a Fetch request.
@@ -126,54 +134,87 @@ func (c *Cache) NewContext(r Request, now time.Time) *Context {
 	usesIDs := r.Version >= 13
 	if r.Version < 7 {
 		// No session fields before v7.
-		return &Context{c: c, kind: sessionless, parts: r.Partitions}
+		return &Context{c: c, kind: sessionless, parts: dedupe(r.Partitions)}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if r.Epoch == initialEpoch || r.Epoch == finalEpoch {
 		if r.SessionID != invalidSessionID {
+			c.mu.Lock()
 			if s, ok := c.sessions[r.SessionID]; ok {
-				c.remove(s)
+				c.removeLocked(s)
 			}
+			c.mu.Unlock()
 		}
 		k := full
 		if r.Epoch == finalEpoch || c.cfg.Slots == 0 {
 			k = sessionless
 		}
-		return &Context{c: c, kind: k, parts: r.Partitions, usesIDs: usesIDs}
+		return &Context{c: c, kind: k, parts: dedupe(r.Partitions), usesIDs: usesIDs}
 	}
+	c.mu.Lock()
 	s, ok := c.sessions[r.SessionID]
-	switch {
-	case !ok:
+	if ok {
+		s.used = now
+	}
+	c.mu.Unlock()
+	if !ok {
 		return &Context{c: c, kind: failed, err: errSessionNotFound}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
 	case s.epoch != r.Epoch:
 		return &Context{c: c, kind: failed, err: errInvalidEpoch}
 	case s.usesIDs != usesIDs:
 		return &Context{c: c, kind: failed, err: errTopicIDs}
 	}
-	before := s.size()
 	for _, p := range r.Partitions {
 		s.add(p)
 	}
 	for _, k := range r.Forgotten {
 		s.forget(k)
 	}
-	c.cached += s.size() - before
-	if s.size() == 0 {
+	switch {
+	case s.size() == 0:
 		// Nothing left to track: the session ends and this fetch is
 		// answered without one.
-		c.remove(s)
-		return &Context{c: c, kind: sessionless, parts: r.Partitions, usesIDs: usesIDs}
-	}
-	if s.size() > c.cfg.MaxSessionPartitions || c.cached > c.cfg.MaxCachedPartitions {
+		c.drop(s)
+		return &Context{c: c, kind: sessionless, parts: dedupe(r.Partitions), usesIDs: usesIDs}
+	case s.size() > c.cfg.MaxSessionPartitions || !c.recount(s):
 		// Over brokerd's bounds: drop the session; the client's next full
 		// fetch is served without one.
-		c.remove(s)
+		c.drop(s)
 		return &Context{c: c, kind: failed, err: errSessionNotFound}
 	}
-	s.used = now
 	s.epoch = nextEpoch(s.epoch)
 	return &Context{c: c, kind: incremental, parts: s.partitions(), sess: s, expected: s.epoch, usesIDs: usesIDs}
+}
+
+// dedupe keeps the first position and the last parameters of a partition
+// named twice, as Kafka's map of requested partitions does.
+func dedupe(parts []Partition) []Partition {
+	if len(parts) < 2 {
+		return parts
+	}
+	at := make(map[Key]int, len(parts))
+	var out []Partition
+	for i, p := range parts {
+		j, dup := at[p.Key]
+		if !dup {
+			at[p.Key] = len(at)
+			if out != nil {
+				out = append(out, p)
+			}
+			continue
+		}
+		if out == nil {
+			out = append([]Partition(nil), parts[:i]...)
+		}
+		out[j] = p
+	}
+	if out == nil {
+		return parts
+	}
+	return out
 }
 
 // Err is a top-level error code for the whole request (a session that is
@@ -206,10 +247,9 @@ func (x *Context) Finish(results []Result, now time.Time) (keep []bool, sessionI
 		all(keep)
 		return keep, x.c.create(x.parts, results, x.usesIDs, now), 0
 	}
-	c := x.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	s := x.sess
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.epoch != x.expected {
 		// Another request in this session got here first (a duplicate
 		// or a client not waiting for its answer).
@@ -240,24 +280,26 @@ func all(keep []bool) {
 }
 
 // create opens a session for a full fetch that has been answered; 0 when
-// the cache has no room for it.
+// the cache has no room for it. The session is built before the cache's
+// lock is taken.
 func (c *Cache) create(parts []Partition, results []Result, usesIDs bool, now time.Time) int32 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := newSession(0, usesIDs, now)
+	if len(parts) == 0 || len(parts) > c.cfg.MaxSessionPartitions {
+		return invalidSessionID
+	}
+	s := newSession(usesIDs, now)
 	for i, p := range parts {
 		s.add(p)
 		cp := s.parts[p.Key].Value.(*cachedPartition)
 		cp.highWatermark, cp.logStartOffset = results[i].HighWatermark, results[i].LogStartOffset
 	}
-	n := s.size()
-	if n == 0 || n > c.cfg.MaxSessionPartitions {
-		return invalidSessionID
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	full := func() bool {
+		return len(c.sessions) >= c.cfg.Slots || c.bytes+s.bytes > c.cfg.MaxCachedBytes
 	}
-	for len(c.sessions) >= c.cfg.Slots || c.cached+n > c.cfg.MaxCachedPartitions {
-		if !c.evictFor(n, now) {
-			return invalidSessionID
-		}
+	// As in Kafka, a new session evicts at most one other.
+	if full() && (!c.evictFor(s.size(), now) || full()) {
+		return invalidSessionID
 	}
 	for {
 		id := rand.Int32()
@@ -267,14 +309,16 @@ func (c *Cache) create(parts []Partition, results []Result, usesIDs bool, now ti
 		}
 	}
 	c.sessions[s.id] = s
-	c.cached += n
+	s.countedActive, s.countedParts, s.countedBytes = true, s.size(), s.bytes
+	c.parts += s.countedParts
+	c.bytes += s.countedBytes
 	return s.id
 }
 
 // evictFor makes room for a new session of size partitions as Kafka's
-// FetchSessionCache does: first the least recently used session if it
-// has been idle longer than EvictAfter; otherwise the smallest session
-// older than EvictAfter, if it is smaller than the new one.
+// FetchSessionCache does: the least recently used session if it has been
+// idle longer than EvictAfter; otherwise the smallest session older than
+// EvictAfter, if it is smaller than the new one. The caller holds c.mu.
 func (c *Cache) evictFor(size int, now time.Time) bool {
 	var lru, small *session
 	for _, s := range c.sessions {
@@ -282,7 +326,7 @@ func (c *Cache) evictFor(size int, now time.Time) bool {
 			lru = s
 		}
 		if now.Sub(s.created) > c.cfg.EvictAfter {
-			if small == nil || s.size() < small.size() || s.size() == small.size() && s.id < small.id {
+			if small == nil || s.countedParts < small.countedParts || s.countedParts == small.countedParts && s.id < small.id {
 				small = s
 			}
 		}
@@ -291,9 +335,9 @@ func (c *Cache) evictFor(size int, now time.Time) bool {
 	case lru == nil:
 		return false
 	case now.Sub(lru.used) > c.cfg.EvictAfter:
-		c.remove(lru)
-	case small != nil && size > small.size():
-		c.remove(small)
+		c.removeLocked(lru)
+	case small != nil && size > small.countedParts:
+		c.removeLocked(small)
 	default:
 		return false
 	}
@@ -301,11 +345,34 @@ func (c *Cache) evictFor(size int, now time.Time) bool {
 	return true
 }
 
-// remove drops a session; the caller holds c.mu.
-func (c *Cache) remove(s *session) {
-	if _, ok := c.sessions[s.id]; !ok {
+// recount updates what a session (whose mu the caller holds) is counted
+// for, and reports whether the cache is still within its memory bound.
+func (c *Cache) recount(s *session) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !s.countedActive {
+		return true
+	}
+	c.parts += s.size() - s.countedParts
+	c.bytes += s.bytes - s.countedBytes
+	s.countedParts, s.countedBytes = s.size(), s.bytes
+	return c.bytes <= c.cfg.MaxCachedBytes
+}
+
+// drop removes a session (whose mu the caller may hold).
+func (c *Cache) drop(s *session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.removeLocked(s)
+}
+
+// removeLocked drops a session; the caller holds c.mu.
+func (c *Cache) removeLocked(s *session) {
+	if !s.countedActive {
 		return
 	}
 	delete(c.sessions, s.id)
-	c.cached -= s.size()
+	c.parts -= s.countedParts
+	c.bytes -= s.countedBytes
+	s.countedActive = false
 }

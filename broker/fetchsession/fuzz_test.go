@@ -16,7 +16,7 @@ func FuzzCache(f *testing.F) {
 	f.Add([]byte{0, 9, 0, 9, 0, 9, 5, 200, 0, 1, 2, 3, 3, 3})
 	f.Add([]byte{0, 1, 2, 0, 1, 3, 0, 7, 4, 1, 1, 1, 6, 0})
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		c := New(Config{Slots: 3, EvictAfter: time.Minute, MaxSessionPartitions: 6, MaxCachedPartitions: 10})
+		c := New(Config{Slots: 3, EvictAfter: time.Minute, MaxSessionPartitions: 6, MaxCachedBytes: 10 * 201})
 		now := t0
 		var ids []int32
 		epochs := map[int32]int32{}
@@ -108,25 +108,34 @@ func finish(t *testing.T, x *Context, now time.Time, b byte) {
 func check(t *testing.T, c *Cache) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := 0
+	n, b := 0, int64(0)
 	for id, s := range c.sessions {
-		if s.id != id || id == 0 {
+		s.mu.Lock()
+		if s.id != id || id == 0 || !s.countedActive {
 			t.Fatalf("session %d filed under %d", s.id, id)
 		}
 		if s.order.Len() != len(s.parts) || s.size() == 0 || s.size() > c.cfg.MaxSessionPartitions {
 			t.Fatalf("session %d: %d in order, %d in map", id, s.order.Len(), len(s.parts))
 		}
+		var cost int64
 		for e := s.order.Front(); e != nil; e = e.Next() {
-			if s.parts[e.Value.(*cachedPartition).Key] != e {
+			k := e.Value.(*cachedPartition).Key
+			if s.parts[k] != e {
 				t.Fatalf("session %d: order and map disagree", id)
 			}
+			cost += partitionCost(k)
 		}
-		n += s.size()
+		if cost != s.bytes || s.countedParts != s.size() || s.countedBytes != s.bytes {
+			t.Fatalf("session %d: counted %d/%d, holds %d/%d (cost %d)", id, s.countedParts, s.countedBytes, s.size(), s.bytes, cost)
+		}
+		n += s.countedParts
+		b += s.countedBytes
+		s.mu.Unlock()
 	}
-	if n != c.cached {
-		t.Fatalf("cached count %d, sessions hold %d", c.cached, n)
+	if n != c.parts || b != c.bytes {
+		t.Fatalf("cache counts %d/%d, sessions hold %d/%d", c.parts, c.bytes, n, b)
 	}
-	if len(c.sessions) > c.cfg.Slots || c.cached > c.cfg.MaxCachedPartitions {
-		t.Fatalf("%d sessions, %d partitions: over the bounds", len(c.sessions), c.cached)
+	if len(c.sessions) > c.cfg.Slots || c.bytes > c.cfg.MaxCachedBytes {
+		t.Fatalf("%d sessions, %d bytes: over the bounds", len(c.sessions), c.bytes)
 	}
 }

@@ -3,6 +3,7 @@ package fetchsession
 import (
 	"container/list"
 	"math"
+	"sync"
 	"time"
 )
 
@@ -81,25 +82,40 @@ func (c *cachedPartition) mustRespond(r Result, update bool) bool {
 	return must
 }
 
-// session is one client's incremental fetch session.
+// session is one client's incremental fetch session. Its own lock guards
+// its partitions and epoch, so one client's large session never holds up
+// another's fetch; the cache's lock guards the fields marked so.
 type session struct {
 	id      int32
-	epoch   int32
 	usesIDs bool
 	created time.Time
-	used    time.Time
+
+	// Guarded by the cache's lock: when the session was last used, and
+	// the cost it is counted for in the cache's bounds.
+	used          time.Time
+	countedParts  int
+	countedBytes  int64
+	countedActive bool // still in the cache
+
+	mu    sync.Mutex
+	epoch int32
 	// order keeps the partitions in the order they are read: partitions
 	// that returned records move to the back, so that fetch.max.bytes
 	// does not starve the ones at the back.
 	order *list.List // of *cachedPartition
 	parts map[Key]*list.Element
+	bytes int64 // partitionCost summed over parts
 }
 
-func newSession(id int32, usesIDs bool, now time.Time) *session {
-	return &session{id: id, epoch: nextEpoch(0), usesIDs: usesIDs, created: now, used: now, order: list.New(), parts: map[Key]*list.Element{}}
+func newSession(usesIDs bool, now time.Time) *session {
+	return &session{epoch: nextEpoch(0), usesIDs: usesIDs, created: now, used: now, order: list.New(), parts: map[Key]*list.Element{}}
 }
 
 func (s *session) size() int { return len(s.parts) }
+
+// partitionCost estimates the memory one cached partition takes: the list
+// element, the map entry, the cached fields and the topic name.
+func partitionCost(k Key) int64 { return 200 + int64(len(k.Topic)) }
 
 // add inserts or updates a partition's request parameters.
 func (s *session) add(p Partition) {
@@ -108,12 +124,14 @@ func (s *session) add(p Partition) {
 		return
 	}
 	s.parts[p.Key] = s.order.PushBack(&cachedPartition{Partition: p, highWatermark: -1, logStartOffset: -1})
+	s.bytes += partitionCost(p.Key)
 }
 
 func (s *session) forget(k Key) {
 	if e, ok := s.parts[k]; ok {
 		s.order.Remove(e)
 		delete(s.parts, k)
+		s.bytes -= partitionCost(k)
 	}
 }
 
