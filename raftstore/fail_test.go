@@ -131,3 +131,25 @@ func TestEpochsRace(t *testing.T) {
 		t.Fatalf("EndOffsetForEpoch(150) = %d, %d", e, off)
 	}
 }
+
+// TestLeaderServesAfterBarrier: leading in raft is not enough to serve; a
+// leader serves once a barrier in its term showed it has applied everything
+// committed before it (a leader of an older term, even this node, is not).
+func TestLeaderServesAfterBarrier(t *testing.T) {
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	if !s.IsLeader() {
+		t.Fatal("a confirmed leader does not serve")
+	}
+	term := s.raft.CurrentTerm()
+	s.readyTerm.Store(term - 1) // as if confirmed in an earlier term only
+	if s.IsLeader() {
+		t.Fatal("serving before the barrier of the current term")
+	}
+	if err := s.confirmLeadership(); err != nil {
+		t.Fatal(err)
+	}
+	if !s.IsLeader() || s.readyTerm.Load() != term {
+		t.Fatal("not serving after the barrier")
+	}
+}

@@ -101,7 +101,30 @@ func (s *Store) Brokers() []BrokerInfo {
 func (s *Store) NodeID() int32 { return s.cfg.NodeID }
 
 // IsLeader reports whether this node leads the raft group.
-func (s *Store) IsLeader() bool { return s.raft.State() == raft.Leader }
+//
+// A new leader is not yet the leader for serving: it first confirms with a
+// raft barrier that it has applied everything committed before its term
+// (confirmLeadership), so that the high watermark it serves never goes
+// backwards and no consumer sees OFFSET_OUT_OF_RANGE after a failover.
+func (s *Store) IsLeader() bool {
+	if s.raft.State() != raft.Leader {
+		return false
+	}
+	return s.readyTerm.Load() == s.raft.CurrentTerm()
+}
+
+// confirmLeadership runs a raft barrier and, if this node still leads in
+// the same term, marks it ready to serve (IsLeader).
+func (s *Store) confirmLeadership() error {
+	term := s.raft.CurrentTerm()
+	if err := s.raft.Barrier(s.cfg.ApplyTimeout).Error(); err != nil {
+		return fmt.Errorf("leader barrier: %w", err)
+	}
+	if s.raft.State() == raft.Leader && s.raft.CurrentTerm() == term {
+		s.readyTerm.Store(term)
+	}
+	return nil
+}
 
 // Leader returns the leader's node id, if one is known.
 func (s *Store) Leader() (int32, bool) {
@@ -125,8 +148,7 @@ func (s *Store) PartitionLeader(name string, partition int32) (int32, bool) {
 
 // LeaderEpoch is the current leader epoch, the raft term.
 func (s *Store) LeaderEpoch() int32 {
-	t, _ := strconv.ParseUint(s.raft.Stats()["term"], 10, 32)
-	return int32(t)
+	return int32(s.raft.CurrentTerm())
 }
 
 // WaitLeader blocks until a leader is known and this node has applied every
@@ -136,7 +158,7 @@ func (s *Store) WaitLeader(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		if _, ok := s.Leader(); ok {
-			if !s.IsLeader() || s.raft.Barrier(s.cfg.ApplyTimeout).Error() == nil {
+			if s.raft.State() != raft.Leader || s.confirmLeadership() == nil {
 				// A leader serves with its configured topic defaults
 				// from the first request on.
 				return s.syncDefaults(ctx)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -29,6 +30,9 @@ type Store struct {
 	raft   *raft.Raft
 	trans  *raft.NetworkTransport
 	logs   raft.LogStore
+	// readyTerm is the term in which this node confirmed its leadership
+	// (confirmLeadership); IsLeader compares it with the current term.
+	readyTerm atomic.Uint64
 	closer []io.Closer
 	lock   *dirLock
 
@@ -282,7 +286,7 @@ func (s *Store) background() {
 
 // onLeader runs when this node wins an election.
 func (s *Store) onLeader() {
-	if err := s.raft.Barrier(s.cfg.ApplyTimeout).Error(); err != nil {
+	if err := s.confirmLeadership(); err != nil {
 		s.logger.Warn("leader barrier failed", "err", err)
 		return
 	}
