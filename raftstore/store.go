@@ -33,8 +33,8 @@ type Store struct {
 	// readyTerm is the term in which this node confirmed its leadership
 	// (confirmLeadership); IsLeader compares it with the current term.
 	readyTerm atomic.Uint64
-	closer []io.Closer
-	lock   *dirLock
+	closer    []io.Closer
+	lock      *dirLock
 
 	stop     chan struct{}
 	wg       sync.WaitGroup
