@@ -170,12 +170,13 @@ func readCheckpoint(dir string) (c checkpoint, found bool, err error) {
 
 // writeCheckpoint replaces dir's checkpoint atomically and durably.
 func writeCheckpoint(dir string, c checkpoint) error {
-	return writeFileAtomic(dir, checkpointName, c.encode())
+	return WriteFileAtomic(dir, checkpointName, c.encode())
 }
 
-// writeFileAtomic writes data to dir/name through a synced temporary file
-// and a rename, then syncs the directory.
-func writeFileAtomic(dir, name string, data []byte) error {
+// WriteFileAtomic writes data to dir/name through a synced temporary file
+// and a rename, then syncs the directory: a crash leaves the old file or
+// the new one, whole.
+func WriteFileAtomic(dir, name string, data []byte) error {
 	tmp := filepath.Join(dir, name+tmpSuffix)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -216,3 +217,21 @@ func SyncDir(dir string) error {
 	}
 	return nil
 }
+
+// WriteInstallCheckpoint writes the checkpoint of a log directory whose
+// segment files were copied in from elsewhere (a raft snapshot install): the
+// log start offset, each segment's created time, and a recovery point of 0,
+// so that Open scans and validates every segment (CRCs included) and
+// rebuilds the indexes that were not copied.
+func WriteInstallCheckpoint(dir string, startOffset int64, segs []SegmentInfo) error {
+	c := checkpoint{StartOffset: startOffset}
+	for _, s := range segs {
+		if s.Created >= 0 && s.Size > 0 && (len(c.Created) == 0 || s.BaseOffset > c.Created[len(c.Created)-1].Base) {
+			c.Created = append(c.Created, segmentCreated{Base: s.BaseOffset, Created: s.Created})
+		}
+	}
+	return writeCheckpoint(dir, c)
+}
+
+// SegmentFileName is the name of the .log file of the segment at base.
+func SegmentFileName(base int64) string { return filepath.Base(segmentPath("", base, logSuffix)) }

@@ -186,6 +186,7 @@ func (s *segment) info() SegmentInfo {
 		NextOffset:   s.next.Load(),
 		Size:         s.size.Load(),
 		MaxTimestamp: s.maxTs.Load(),
+		Created:      s.created,
 		Path:         s.path,
 	}
 }
@@ -196,5 +197,6 @@ type SegmentInfo struct {
 	NextOffset   int64  // offset after its last batch
 	Size         int64  // bytes
 	MaxTimestamp int64  // largest batch max timestamp; -1 if none
+	Created      int64  // the caller's time of its first append; -1 if unknown
 	Path         string // the .log file
 }

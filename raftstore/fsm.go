@@ -59,7 +59,9 @@ type fsm struct {
 	bytesSinceCheckpoint int64
 	// appliedBytes counts record bytes applied since start; the store's
 	// background loop reads it to decide when to take a raft snapshot.
-	appliedBytes  atomic.Int64
+	appliedBytes atomic.Int64
+	// installs counts snapshots installed from a leader.
+	installs      atomic.Int64
 	checkpointDue atomic.Bool
 
 	appliedIndex atomic.Uint64

@@ -31,6 +31,8 @@ type manifestPartition struct {
 	StartOffset int64             `json:"start_offset"`
 	EndOffset   int64             `json:"end_offset"`
 	Epochs      []EpochStart      `json:"epochs,omitempty"`
+	Open        map[int64]int64   `json:"open,omitempty"`
+	Aborted     []AbortedTxn      `json:"aborted,omitempty"`
 	Segments    []log.SegmentInfo `json:"segments"`
 }
 
@@ -61,6 +63,8 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 				StartOffset: p.log.StartOffset(),
 				EndOffset:   p.log.EndOffset(),
 				Epochs:      append([]EpochStart(nil), p.epochs...),
+				Open:        maps.Clone(p.open),
+				Aborted:     append([]AbortedTxn(nil), p.aborted...),
 				Segments:    p.log.Segments(),
 			}
 		}
@@ -82,24 +86,41 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 
 // Restore implements raft.FSM. brokerd sets NoSnapshotRestoreOnStart: a
 // node recovers from its own checkpoint, so Restore runs only when a leader
-// installs a snapshot on a follower that fell behind its log.
+// installs a snapshot on a follower that fell behind its log. The
+// snapshot's segment files arrived with it, in a staging directory
+// (snapshotSink); install swaps them in.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
+	raw, err := readSnapManifest(rc)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
 	var m manifest
-	if err := json.NewDecoder(rc).Decode(&m); err != nil {
+	if err := json.Unmarshal(raw, &m); err != nil {
 		return fmt.Errorf("restore: decode manifest: %w", err)
 	}
 	if m.AppliedIndex <= f.applied {
 		// Our checkpoint already covers it.
 		return nil
 	}
-	return fmt.Errorf("restore: snapshot at index %d is ahead of local state at %d and installing it needs segment transfer, which this version does not do", m.AppliedIndex, f.applied)
+	staging := stagingDir(f.dataDir, m.AppliedIndex)
+	if !stagingComplete(staging) {
+		return fmt.Errorf("restore: snapshot at index %d: %w", m.AppliedIndex, errNoStaging)
+	}
+	if err := f.install(raw, &m, staging); err != nil {
+		// A half-done install resumes at the next start (installMarker);
+		// this node must not go on with what it holds now.
+		return f.fail(fmt.Errorf("install snapshot at index %d: %w", m.AppliedIndex, err))
+	}
+	f.installs.Add(1)
+	f.logger.Info("installed a snapshot from the leader", "applied_index", m.AppliedIndex, "topics", len(m.Topics))
+	return nil
 }
 
 type manifestSnapshot []byte
 
 func (s manifestSnapshot) Persist(sink raft.SnapshotSink) error {
-	if _, err := sink.Write(s); err != nil {
+	if _, err := sink.Write(append(snapHead(0, s), snapEnd...)); err != nil {
 		_ = sink.Cancel()
 		return fmt.Errorf("persist snapshot: %w", err)
 	}

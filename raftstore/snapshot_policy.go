@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -52,15 +53,51 @@ func (s *Store) maybeSnapshot(p *snapshotPolicy, now time.Time) {
 	}
 }
 
-// checkSnapshotGap refuses to start raft on a snapshot that claims more
-// than the FSM's checkpoint holds. With NoSnapshotRestoreOnStart raft takes
-// its newest snapshot as applied and replays only the entries after it, so
-// commands between the checkpoint and the snapshot would be skipped
-// silently: that happens when raft saved a snapshot received from the
-// leader and the node stopped before the FSM restored it. A gap made only
-// of entries the FSM never sees (no-ops, barriers, configuration changes)
-// is harmless.
-func checkSnapshotGap(snaps raft.SnapshotStore, logs raft.LogStore, applied uint64) error {
+// requestSnapshot asks the background loop for a snapshot soon, without
+// waiting (it is called from inside raft).
+func (s *Store) requestSnapshot() {
+	select {
+	case s.snapNow <- struct{}{}:
+	default:
+	}
+}
+
+// dropLogBehindSnapshot finishes what raft does after installing a
+// snapshot and a crash may have cut short: a log that ends below the newest
+// snapshot holds nothing the snapshot does not, and a log store that must
+// stay contiguous (raft-wal) would refuse the entries after the snapshot.
+func dropLogBehindSnapshot(snaps *snapshotStore, logs raft.LogStore) error {
+	list, err := snaps.List()
+	if err != nil || len(list) == 0 {
+		return err
+	}
+	first, err := logs.FirstIndex()
+	if err != nil {
+		return fmt.Errorf("raft log first index: %w", err)
+	}
+	last, err := logs.LastIndex()
+	if err != nil {
+		return fmt.Errorf("raft log last index: %w", err)
+	}
+	if last == 0 || last >= list[0].Index {
+		return nil
+	}
+	if err := logs.DeleteRange(first, last); err != nil {
+		return fmt.Errorf("drop raft log entries %d-%d behind snapshot %s: %w", first, last, list[0].ID, err)
+	}
+	return nil
+}
+
+// checkSnapshotGap refuses to start raft on a snapshot that holds more than
+// the FSM's checkpoint. With NoSnapshotRestoreOnStart raft takes its newest
+// snapshot as applied and replays only the entries after it, so commands
+// between the checkpoint and the snapshot would be skipped silently: that
+// happens when raft saved a snapshot received from the leader and the node
+// stopped before the FSM restored it, and installPending could not finish
+// the install (its segment files did not all arrive). The snapshot's own
+// manifest says what it holds; raft's index for it may be higher only by
+// entries the FSM never sees (no-ops, barriers, configuration changes).
+func checkSnapshotGap(snaps *snapshotStore, applied uint64) error {
 	list, err := snaps.List()
 	if err != nil {
 		return fmt.Errorf("list raft snapshots: %w", err)
@@ -69,14 +106,23 @@ func checkSnapshotGap(snaps raft.SnapshotStore, logs raft.LogStore, applied uint
 		return nil
 	}
 	snap := list[0]
-	for i := applied + 1; i <= snap.Index; i++ {
-		var l raft.Log
-		if err := logs.GetLog(i, &l); err != nil {
-			return fmt.Errorf("raft snapshot %s covers the log up to index %d, but this node's state is checkpointed only up to %d and raft no longer holds entry %d (%v): the snapshot was saved but never applied. Wipe this node's data directory so that it is rebuilt from its peers", snap.ID, snap.Index, applied, i, err)
-		}
-		if l.Type == raft.LogCommand {
-			return fmt.Errorf("raft snapshot %s covers the log up to index %d, but this node's state is checkpointed only up to %d and entry %d was never applied: the snapshot was saved but never applied. Wipe this node's data directory so that it is rebuilt from its peers", snap.ID, snap.Index, applied, i)
-		}
+	_, rc, err := snaps.inner.Open(snap.ID)
+	if err != nil {
+		return fmt.Errorf("open raft snapshot %s: %w", snap.ID, err)
 	}
-	return nil
+	raw, err := readSnapManifest(rc)
+	rc.Close()
+	if err != nil {
+		return fmt.Errorf("raft snapshot %s: %w", snap.ID, err)
+	}
+	var m struct {
+		AppliedIndex uint64 `json:"applied_index"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return fmt.Errorf("raft snapshot %s: decode manifest: %w", snap.ID, err)
+	}
+	if m.AppliedIndex <= applied {
+		return nil
+	}
+	return fmt.Errorf("raft snapshot %s holds the state up to index %d, but this node's state is checkpointed only up to %d and the snapshot's segment files did not all arrive: it was saved but never installed. Remove this node's data directory and restart it: it is rebuilt from its peers", snap.ID, m.AppliedIndex, applied)
 }

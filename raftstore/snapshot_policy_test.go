@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,12 +100,13 @@ func TestSnapshotGapRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink.Write([]byte("{}"))
+	m, _ := json.Marshal(manifest{AppliedIndex: last + 50})
+	sink.Write(append(snapHead(0, m), snapEnd...))
 	if err := sink.Close(); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Open(Config{NodeID: 1, DataDir: dir, RaftAddr: "127.0.0.1:0", Broker: BrokerInfo{NodeID: 1, Host: "127.0.0.1", Port: 9092}, Logger: testLogger()})
-	if err == nil || !strings.Contains(err.Error(), "never applied") {
+	if err == nil || !strings.Contains(err.Error(), "never installed") {
 		t.Fatalf("open with a snapshot gap: %v", err)
 	}
 }

@@ -33,8 +33,10 @@ type Store struct {
 	// readyTerm is the term in which this node confirmed its leadership
 	// (confirmLeadership); IsLeader compares it with the current term.
 	readyTerm atomic.Uint64
-	closer    []io.Closer
-	lock      *dirLock
+	// snapNow asks the background loop for a snapshot at once.
+	snapNow chan struct{}
+	closer  []io.Closer
+	lock    *dirLock
 
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -46,7 +48,7 @@ type Store struct {
 // data directory, bootstraps the group.
 func Open(cfg Config) (*Store, error) {
 	cfg.setDefaults()
-	s := &Store{cfg: cfg, logger: cfg.Logger.With("component", "raftstore"), stop: make(chan struct{})}
+	s := &Store{cfg: cfg, logger: cfg.Logger.With("component", "raftstore"), stop: make(chan struct{}), snapNow: make(chan struct{}, 1)}
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "raft"), 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
@@ -91,6 +93,10 @@ func openFSM(dataDir string, logger *slog.Logger) (*fsm, error) {
 	}
 	f.dirty.reset()
 	start := time.Now()
+	if err := f.resumeInstall(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("recover state: %w", err)
+	}
 	if err := f.loadCheckpoint(); err != nil {
 		f.closeLogs()
 		_ = db.Close()
@@ -172,10 +178,11 @@ func (s *Store) startRaft() error {
 		return fmt.Errorf("open raft stable store: %w", err)
 	}
 	s.closer = append(s.closer, stable)
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(rdir, 2, hl)
+	fileSnaps, err := raft.NewFileSnapshotStoreWithLogger(rdir, 2, hl)
 	if err != nil {
 		return fmt.Errorf("open snapshot store: %w", err)
 	}
+	snaps := &snapshotStore{inner: fileSnaps, dataDir: cfg.DataDir, logger: s.logger, stale: s.requestSnapshot}
 	adv, err := net.ResolveTCPAddr("tcp", cfg.RaftAdvertise)
 	if err != nil {
 		return fmt.Errorf("resolve raft address %q: %w", cfg.RaftAdvertise, err)
@@ -202,7 +209,13 @@ func (s *Store) startRaft() error {
 	}
 
 	s.logs = logs
-	if err := checkSnapshotGap(snaps, logs, s.fsm.applied); err != nil {
+	if err := s.installPending(snaps); err != nil {
+		return err
+	}
+	if err := dropLogBehindSnapshot(snaps, logs); err != nil {
+		return err
+	}
+	if err := checkSnapshotGap(snaps, s.fsm.applied); err != nil {
 		return err
 	}
 	// No raft.LogCache in front of logs: the FSM rewrites batch headers in
@@ -256,6 +269,9 @@ func (s *Store) background() {
 		case now := <-ckpt.C:
 			s.fsm.checkpointDue.Store(true)
 			s.maybeSnapshot(&snap, now)
+		case <-s.snapNow:
+			snap.at = time.Time{} // due now, if anything was applied since
+			s.maybeSnapshot(&snap, time.Now())
 		case isLeader := <-leaderCh:
 			if isLeader {
 				s.wg.Add(1)

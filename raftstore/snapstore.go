@@ -1,0 +1,347 @@
+package raftstore
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/brokerd/brokerd/log"
+)
+
+// snapshotStore is raft's SnapshotStore for brokerd: raft's file store
+// holds each snapshot's manifest, and the segment files travel only when a
+// snapshot is sent to a follower (see snapstream.go).
+type snapshotStore struct {
+	inner   *raft.FileSnapshotStore
+	dataDir string
+	logger  *slog.Logger
+	// stale asks for a new snapshot when the newest one names segment
+	// files that retention, DeleteRecords or a topic deletion removed.
+	stale func()
+}
+
+// stagingPrefix names the directory a snapshot install's segment files are
+// written to, ".install.<applied index>" (no "-", so it never parses as a partition directory), before they replace the node's
+// partitions.
+const stagingPrefix = ".install."
+
+// completeMarker is written into a staging directory once every file in it
+// is durable.
+const completeMarker = "COMPLETE"
+
+func stagingDir(dataDir string, index uint64) string {
+	return filepath.Join(dataDir, stagingPrefix+strconv.FormatUint(index, 10))
+}
+
+func stagingComplete(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, completeMarker))
+	return err == nil
+}
+
+// Create implements raft.SnapshotStore.
+func (s *snapshotStore) Create(version raft.SnapshotVersion, index, term uint64, configuration raft.Configuration, configurationIndex uint64, trans raft.Transport) (raft.SnapshotSink, error) {
+	sink, err := s.inner.Create(version, index, term, configuration, configurationIndex, trans)
+	if err != nil {
+		return nil, err
+	}
+	return &snapshotSink{SnapshotSink: sink, dataDir: s.dataDir, logger: s.logger}, nil
+}
+
+// List implements raft.SnapshotStore.
+func (s *snapshotStore) List() ([]*raft.SnapshotMeta, error) { return s.inner.List() }
+
+// Open implements raft.SnapshotStore. The stream it returns carries the
+// manifest and, after it, the segment files the manifest names, so that a
+// follower receives everything it lacks; a reader that stops after the
+// manifest (Restore) opens none of them.
+func (s *snapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
+	meta, rc, err := s.inner.Open(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := readSnapManifest(rc)
+	rc.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("snapshot %s: %w", id, err)
+	}
+	var m manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, nil, fmt.Errorf("snapshot %s: decode manifest: %w", id, err)
+	}
+	files := manifestFiles(&m)
+	head := snapHead(flagFiles, raw)
+	size := int64(len(head)) + int64(len(snapEnd))
+	for _, f := range files {
+		size += f.recordSize()
+	}
+	out := *meta
+	out.Size = size
+	return &out, &fileStreamReader{dataDir: s.dataDir, stale: s.stale, head: head, files: files, tail: append([]byte(nil), snapEnd...)}, nil
+}
+
+// snapshotSink parses a snapshot stream as it is written. It stores the
+// head and the manifest (without files) in raft's file store, and writes
+// the segment files of a stream that carries them into a staging
+// directory, durably, marking it complete on Close. Restore then swaps the
+// staging directory in.
+type snapshotSink struct {
+	raft.SnapshotSink
+	dataDir string
+	logger  *slog.Logger
+
+	buf      []byte // bytes of a fixed-size part not yet complete
+	state    sinkState
+	files    bool   // the stream carries files
+	manifest []byte // collected manifest
+	mleft    uint64
+	name     string
+	out      *os.File
+	left     int64
+	staging  string
+	err      error
+}
+
+type sinkState int8
+
+const (
+	sinkHead sinkState = iota
+	sinkManifest
+	sinkRecordLen
+	sinkRecordName
+	sinkRecordData
+	sinkDone
+)
+
+func (s *snapshotSink) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n := len(p)
+	if err := s.consume(p); err != nil {
+		s.err = err
+		return 0, err
+	}
+	return n, nil
+}
+
+// need collects bytes of a fixed-size part; ok once want bytes are in.
+func (s *snapshotSink) need(p *[]byte, want int) ([]byte, bool) {
+	k := min(want-len(s.buf), len(*p))
+	s.buf = append(s.buf, (*p)[:k]...)
+	*p = (*p)[k:]
+	if len(s.buf) < want {
+		return nil, false
+	}
+	b := s.buf
+	s.buf = nil
+	return b, true
+}
+
+func (s *snapshotSink) consume(p []byte) error {
+	for len(p) > 0 {
+		switch s.state {
+		case sinkHead:
+			b, ok := s.need(&p, snapHeadSize)
+			if !ok {
+				return nil
+			}
+			flags, n, err := parseSnapHead(b)
+			if err != nil {
+				return err
+			}
+			s.files, s.mleft = flags&flagFiles != 0, n
+			s.manifest = make([]byte, 0, n)
+			s.state = sinkManifest
+		case sinkManifest:
+			k := min(uint64(len(p)), s.mleft)
+			s.manifest = append(s.manifest, p[:k]...)
+			p, s.mleft = p[k:], s.mleft-k
+			if s.mleft > 0 {
+				return nil
+			}
+			// The stored snapshot is the manifest alone.
+			if _, err := s.SnapshotSink.Write(snapHead(0, s.manifest)); err != nil {
+				return err
+			}
+			if s.files {
+				if err := s.startStaging(); err != nil {
+					return err
+				}
+			}
+			s.state = sinkRecordLen
+		case sinkRecordLen:
+			b, ok := s.need(&p, 2)
+			if !ok {
+				return nil
+			}
+			n := int(binary.BigEndian.Uint16(b))
+			if n == 0 {
+				if _, err := s.SnapshotSink.Write(snapEnd); err != nil {
+					return err
+				}
+				s.state = sinkDone
+				continue
+			}
+			if !s.files {
+				return fmt.Errorf("%w: a file in a stream without files", errBadSnapshot)
+			}
+			s.left = int64(n)
+			s.state = sinkRecordName
+		case sinkRecordName:
+			b, ok := s.need(&p, int(s.left)+8)
+			if !ok {
+				return nil
+			}
+			s.name = string(b[:s.left])
+			size := binary.BigEndian.Uint64(b[s.left:])
+			if err := checkSnapFileName(s.name); err != nil {
+				return err
+			}
+			if size > maxSnapFileBytes {
+				return fmt.Errorf("%w: file %s of %d bytes", errBadSnapshot, s.name, size)
+			}
+			if err := s.openFile(); err != nil {
+				return err
+			}
+			s.left = int64(size)
+			s.state = sinkRecordData
+			if s.left == 0 {
+				if err := s.closeFile(); err != nil {
+					return err
+				}
+			}
+		case sinkRecordData:
+			k := min(int64(len(p)), s.left)
+			if _, err := s.out.Write(p[:k]); err != nil {
+				return fmt.Errorf("write %s: %w", s.name, err)
+			}
+			p, s.left = p[k:], s.left-k
+			if s.left == 0 {
+				if err := s.closeFile(); err != nil {
+					return err
+				}
+			}
+		case sinkDone:
+			return fmt.Errorf("%w: bytes after the end", errBadSnapshot)
+		}
+	}
+	return nil
+}
+
+// startStaging clears a staging directory for the manifest's index (and
+// any left by older installs) and creates it.
+func (s *snapshotSink) startStaging() error {
+	var m struct {
+		AppliedIndex uint64 `json:"applied_index"`
+	}
+	if err := json.Unmarshal(s.manifest, &m); err != nil {
+		return fmt.Errorf("%w: manifest: %v", errBadSnapshot, err)
+	}
+	if err := removeStaging(s.dataDir); err != nil {
+		return err
+	}
+	s.staging = stagingDir(s.dataDir, m.AppliedIndex)
+	if err := os.MkdirAll(s.staging, 0o755); err != nil {
+		return fmt.Errorf("create staging directory: %w", err)
+	}
+	return nil
+}
+
+// removeStaging removes every staging directory in dataDir.
+func removeStaging(dataDir string) error {
+	ents, err := os.ReadDir(dataDir)
+	if err != nil {
+		return fmt.Errorf("read data dir: %w", err)
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), stagingPrefix) && e.Name() != installTrash {
+			if err := os.RemoveAll(filepath.Join(dataDir, e.Name())); err != nil {
+				return fmt.Errorf("remove %s: %w", e.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *snapshotSink) openFile() error {
+	path := filepath.Join(s.staging, filepath.FromSlash(s.name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", s.name, err)
+	}
+	s.out = f
+	return nil
+}
+
+func (s *snapshotSink) closeFile() error {
+	err := s.out.Sync()
+	if cerr := s.out.Close(); err == nil {
+		err = cerr
+	}
+	s.out = nil
+	s.state = sinkRecordLen
+	if err != nil {
+		return fmt.Errorf("write %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// Close implements raft.SnapshotSink: a stream that ended properly is
+// stored, and its staging directory made durable and marked complete.
+func (s *snapshotSink) Close() error {
+	if s.err == nil && s.state != sinkDone {
+		s.err = fmt.Errorf("%w: stream ended early", errBadSnapshot)
+	}
+	if s.err == nil && s.files {
+		s.err = s.sealStaging()
+	}
+	if s.err != nil {
+		_ = s.Cancel()
+		return s.err
+	}
+	return s.SnapshotSink.Close()
+}
+
+func (s *snapshotSink) sealStaging() error {
+	ents, err := os.ReadDir(s.staging)
+	if err != nil {
+		return fmt.Errorf("read staging directory: %w", err)
+	}
+	for _, e := range ents {
+		if err := log.SyncDir(filepath.Join(s.staging, e.Name())); err != nil {
+			return err
+		}
+	}
+	if err := log.WriteFileAtomic(s.staging, completeMarker, nil); err != nil {
+		return err
+	}
+	return log.SyncDir(s.dataDir)
+}
+
+// Cancel implements raft.SnapshotSink.
+func (s *snapshotSink) Cancel() error {
+	if s.out != nil {
+		s.out.Close()
+		s.out = nil
+	}
+	if s.staging != "" {
+		if err := os.RemoveAll(s.staging); err != nil {
+			s.logger.Warn("remove staging directory", "dir", s.staging, "err", err)
+		}
+	}
+	return s.SnapshotSink.Cancel()
+}
+
+var errNoStaging = errors.New("the snapshot's segment files did not arrive")

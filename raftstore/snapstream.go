@@ -1,0 +1,236 @@
+package raftstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/brokerd/brokerd/log"
+	"github.com/brokerd/brokerd/topic"
+)
+
+// A snapshot stream is what raft stores and sends for a snapshot:
+//
+//	magic "BRKDSNAP" | version u32 | flags u32 | manifest length u64 | manifest (JSON)
+//	then, with flagFiles, one record per segment file:
+//	    name length u16 | name "<topic>-<partition>/<base>.log" | size u64 | bytes
+//	end: name length 0 (u16)
+//
+// A snapshot taken locally is stored without files: it is a manifest of a
+// few KB however much data the node holds. When raft sends it to a follower
+// that fell behind, the store's Open adds the segment files the manifest
+// names, read from the live logs (snapstore.go); the follower's sink writes
+// them into a staging directory and stores the manifest alone again.
+
+const (
+	snapMagic   = "BRKDSNAP"
+	snapVersion = 1
+	// flagFiles marks a stream that carries segment files.
+	flagFiles = 1
+	// snapHeadSize is magic, version, flags and the manifest length.
+	snapHeadSize = 8 + 4 + 4 + 8
+	// maxManifestBytes bounds what a stream may declare for its manifest.
+	maxManifestBytes = 1 << 30
+	// maxSnapFileBytes bounds one segment file in a stream.
+	maxSnapFileBytes = 1 << 40
+)
+
+var errBadSnapshot = errors.New("malformed snapshot stream")
+
+// snapHead encodes a stream's head.
+func snapHead(flags uint32, manifest []byte) []byte {
+	b := make([]byte, 0, snapHeadSize+len(manifest))
+	b = append(b, snapMagic...)
+	b = binary.BigEndian.AppendUint32(b, snapVersion)
+	b = binary.BigEndian.AppendUint32(b, flags)
+	b = binary.BigEndian.AppendUint64(b, uint64(len(manifest)))
+	return append(b, manifest...)
+}
+
+// snapEnd is the end record.
+var snapEnd = []byte{0, 0}
+
+// parseSnapHead checks a stream's fixed head and returns its flags and the
+// manifest length.
+func parseSnapHead(b []byte) (flags uint32, manifestLen uint64, err error) {
+	if len(b) < snapHeadSize || string(b[:8]) != snapMagic {
+		return 0, 0, fmt.Errorf("%w: bad magic", errBadSnapshot)
+	}
+	if v := binary.BigEndian.Uint32(b[8:]); v != snapVersion {
+		return 0, 0, fmt.Errorf("%w: version %d (this brokerd reads %d)", errBadSnapshot, v, snapVersion)
+	}
+	flags = binary.BigEndian.Uint32(b[12:])
+	manifestLen = binary.BigEndian.Uint64(b[16:])
+	if manifestLen > maxManifestBytes {
+		return 0, 0, fmt.Errorf("%w: manifest of %d bytes", errBadSnapshot, manifestLen)
+	}
+	return flags, manifestLen, nil
+}
+
+// readSnapManifest reads a stream's head and returns its manifest bytes.
+func readSnapManifest(r io.Reader) ([]byte, error) {
+	head := make([]byte, snapHeadSize)
+	if _, err := io.ReadFull(r, head); err != nil {
+		return nil, fmt.Errorf("read snapshot head: %w", err)
+	}
+	_, n, err := parseSnapHead(head)
+	if err != nil {
+		return nil, err
+	}
+	raw := make([]byte, n)
+	if _, err := io.ReadFull(r, raw); err != nil {
+		return nil, fmt.Errorf("read snapshot manifest: %w", err)
+	}
+	return raw, nil
+}
+
+// snapFile is one segment file a stream carries.
+type snapFile struct {
+	name string // "<topic>-<partition>/<base>.log"
+	size int64
+}
+
+func (f snapFile) recordSize() int64 { return 2 + int64(len(f.name)) + 8 + f.size }
+
+// manifestFiles lists the segment files a follower needs to hold the
+// manifest's partitions: every segment with data at or above the start
+// offset, up to the size it had at the snapshot.
+func manifestFiles(m *manifest) []snapFile {
+	keys := make([]string, 0, len(m.Partitions))
+	for k := range m.Partitions {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var out []snapFile
+	for _, k := range keys {
+		mp := m.Partitions[k]
+		name, idx := splitPartKey(k)
+		dir := topic.PartitionDir(name, idx)
+		for _, s := range mp.Segments {
+			if s.Size <= 0 || s.NextOffset <= mp.StartOffset {
+				continue
+			}
+			out = append(out, snapFile{name: dir + "/" + log.SegmentFileName(s.BaseOffset), size: s.Size})
+		}
+	}
+	return out
+}
+
+// splitPartKey undoes partKey.
+func splitPartKey(k string) (string, int32) {
+	i := strings.LastIndexByte(k, '/')
+	n, _ := strconv.Atoi(k[i+1:])
+	return k[:i], int32(n)
+}
+
+// checkSnapFileName accepts only "<partition dir>/<20 digits>.log": a
+// stream cannot make the follower write anywhere else.
+func checkSnapFileName(name string) error {
+	dir, file, ok := strings.Cut(name, "/")
+	if !ok || !isPartitionDir(dir) || len(file) != 24 || !strings.HasSuffix(file, ".log") {
+		return fmt.Errorf("%w: file name %q", errBadSnapshot, name)
+	}
+	for _, c := range file[:20] {
+		if c < '0' || c > '9' {
+			return fmt.Errorf("%w: file name %q", errBadSnapshot, name)
+		}
+	}
+	return nil
+}
+
+// fileStreamReader streams a manifest's segment files after its head. The
+// files are opened together when the first is reached, which pins their
+// bytes: retention or a topic deletion that unlinks one afterwards does not
+// take them from a transfer under way. A file missing by then, or shorter
+// than the manifest says, fails the transfer (raft retries with a newer
+// snapshot).
+type fileStreamReader struct {
+	dataDir string
+	// stale is called when a file the manifest names is gone: a newer
+	// snapshot is needed for the next attempt.
+	stale   func()
+	head    []byte
+	files   []snapFile
+	open    []*os.File
+	i       int    // current file
+	hdr     []byte // pending record header
+	left    int64  // data bytes left of file i
+	started bool
+	tail    []byte
+}
+
+func (r *fileStreamReader) Read(p []byte) (int, error) {
+	if len(r.head) > 0 {
+		n := copy(p, r.head)
+		r.head = r.head[n:]
+		return n, nil
+	}
+	if !r.started {
+		r.started = true
+		for _, f := range r.files {
+			fh, err := os.Open(filepath.Join(r.dataDir, filepath.FromSlash(f.name)))
+			if err != nil {
+				if r.stale != nil {
+					r.stale()
+				}
+				return 0, fmt.Errorf("snapshot segment %s (removed since the snapshot; a newer one is being taken): %w", f.name, err)
+			}
+			r.open = append(r.open, fh)
+		}
+		r.nextFile()
+	}
+	for r.i < len(r.files) {
+		if len(r.hdr) > 0 {
+			n := copy(p, r.hdr)
+			r.hdr = r.hdr[n:]
+			return n, nil
+		}
+		if r.left > 0 {
+			want := min(int64(len(p)), r.left)
+			off := r.files[r.i].size - r.left
+			n, err := r.open[r.i].ReadAt(p[:want], off)
+			r.left -= int64(n)
+			if n > 0 {
+				return n, nil
+			}
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, fmt.Errorf("snapshot segment %s: %w", r.files[r.i].name, err)
+		}
+		r.i++
+		r.nextFile()
+	}
+	if len(r.tail) > 0 {
+		n := copy(p, r.tail)
+		r.tail = r.tail[n:]
+		return n, nil
+	}
+	return 0, io.EOF
+}
+
+func (r *fileStreamReader) nextFile() {
+	if r.i >= len(r.files) {
+		return
+	}
+	f := r.files[r.i]
+	h := binary.BigEndian.AppendUint16(nil, uint16(len(f.name)))
+	h = append(h, f.name...)
+	r.hdr = binary.BigEndian.AppendUint64(h, uint64(f.size))
+	r.left = f.size
+}
+
+func (r *fileStreamReader) Close() error {
+	var errs []error
+	for _, f := range r.open {
+		errs = append(errs, f.Close())
+	}
+	r.open = nil
+	return errors.Join(errs...)
+}
