@@ -10,6 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/brokerd/brokerd/log"
 	"github.com/brokerd/brokerd/topic"
 )
 
@@ -43,6 +44,15 @@ func (f *fsm) checkpoint() error {
 		if err := p.log.Flush(); err != nil {
 			return fmt.Errorf("flush %s: %w", p.key(), err)
 		}
+	}
+	if f.dataDirDirty {
+		if err := f.syncTombstoneDirs(); err != nil {
+			return err
+		}
+		if err := log.SyncDir(f.dataDir); err != nil {
+			return err
+		}
+		f.dataDirDirty = false
 	}
 	err := f.db.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/brokerd/brokerd/topic"
 )
 
@@ -12,11 +14,15 @@ import (
 // decide what apply does: when a segment rolls and which data retention
 // deletes. A node's own config must therefore never be read inside apply,
 // or two nodes with different settings would keep different data. The
-// defaults are replicated instead: the leader proposes its configured
-// defaults when they differ from the cluster's (on election, and at start
-// on a single node), and every replica applies them to every partition in
-// the same entry. Keep the log.* settings equal on every node; a node whose
-// settings differ warns, and its settings take effect while it leads.
+// defaults are replicated instead, and every replica applies them to every
+// partition in the same entry.
+//
+// Who sets them: a one-node cluster's leader, from its config, whenever it
+// differs (so editing server.properties and restarting works as users
+// expect); in a larger cluster, the first leader that finds the cluster's
+// defaults empty. After that a node whose settings differ only warns: a
+// node that happens to win an election with a shorter log.retention.ms
+// must not delete data on every replica.
 
 // setTopicDefaultsCmd replaces the cluster's topic defaults.
 type setTopicDefaultsCmd struct {
@@ -58,8 +64,8 @@ func (s *Store) syncDefaults(ctx context.Context) error {
 	if maps.Equal(local, s.Defaults()) {
 		return nil
 	}
-	if !s.IsLeader() {
-		s.logger.Warn("this node's topic defaults (log.* settings) differ from the cluster's; the leader's apply, and this node's take effect while it leads", "local", local, "cluster", s.Defaults())
+	if !s.IsLeader() || len(s.Defaults()) > 0 && s.voters() > 1 {
+		s.logger.Warn("this node's topic defaults (log.* settings) differ from the cluster's, which apply", "local", local, "cluster", s.Defaults())
 		return nil
 	}
 	if err := s.proposeJSON(ctx, cmdSetTopicDefaults, setTopicDefaultsCmd{Defaults: local}); err != nil {
@@ -67,4 +73,19 @@ func (s *Store) syncDefaults(ctx context.Context) error {
 	}
 	s.logger.Info("replicated this node's topic defaults to the cluster", "defaults", local)
 	return nil
+}
+
+// voters counts the voters in raft's current configuration.
+func (s *Store) voters() int {
+	f := s.raft.GetConfiguration()
+	if f.Error() != nil {
+		return 0
+	}
+	n := 0
+	for _, srv := range f.Configuration().Servers {
+		if srv.Suffrage == raft.Voter {
+			n++
+		}
+	}
+	return n
 }

@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
@@ -64,6 +65,41 @@ func TestTopicDefaultsReplicated(t *testing.T) {
 		l, _ := s.Log(tc.topic, 0)
 		if c := l.Config(); c.SegmentBytes != 2097152 || c.RetentionMs != tc.retention {
 			t.Fatalf("%s after the defaults changed: %+v", tc.topic, c)
+		}
+	}
+}
+
+// TestTopicDefaultsCluster: in a cluster, the first leader sets the
+// cluster's defaults; a later leader with other settings does not replace
+// them (it would make retention delete data on every replica).
+func TestTopicDefaultsCluster(t *testing.T) {
+	first := topic.Defaults{"retention.ms": "86400000"}
+	c := newTestCluster(t, func(cfg *Config) {
+		if cfg.NodeID == 1 {
+			cfg.Defaults = first
+		} else {
+			cfg.Defaults = topic.Defaults{"retention.ms": "1000"}
+		}
+	})
+	ld := c.leader()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(ld.Defaults()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	set := ld.Defaults()
+	if len(set) == 0 {
+		t.Fatal("no cluster defaults set")
+	}
+	// Move leadership around: the defaults stay what the first leader set.
+	for range 2 {
+		if err := ld.TransferLeadership(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		ld = c.leader()
+		_ = ld.syncDefaults(context.Background())
+		if got := ld.Defaults(); !maps.Equal(got, set) {
+			t.Fatalf("cluster defaults changed from %v to %v with a new leader", set, got)
 		}
 	}
 }

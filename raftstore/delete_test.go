@@ -20,17 +20,24 @@ func checkpointNow(t *testing.T, s *Store) {
 	produce(t, s, "ckpt", 0, batchtest.NoProducer, "tick")
 }
 
+// tombstonesIn lists what the tombstone directory holds, once the
+// background removal after a checkpoint has had a moment.
 func tombstonesIn(t *testing.T, dir string) []string {
 	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), tombstoneSuffix) {
+	for range 100 {
+		out = nil
+		ents, err := os.ReadDir(filepath.Join(dir, deletedDir))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
 			out = append(out, e.Name())
 		}
+		if len(out) == 0 {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	return out
 }
@@ -110,24 +117,25 @@ func TestDeleteTopicCrash(t *testing.T) {
 }
 
 // TestRestoreTombstones is the start-up reconciliation as a table: which
-// directories a checkpoint at index 10 keeps, restores and removes.
+// directories a checkpoint at index 10 keeps, restores and removes. A
+// "*" marks the directory holding the checkpointed data.
 func TestRestoreTombstones(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		dirs []string // before; a "*" suffix marks the one holding "old"
-		want []string // after, and which one holds "old"
+		dirs []string // before, relative to the data dir
+		want []string // after: the data dir's partition dirs
 	}{
-		{"covered tombstone removed", []string{"t-0.9-delete"}, nil},
-		{"uncovered tombstone restored", []string{"t-0.11-delete*"}, []string{"t-0*"}},
+		{"covered tombstone removed", []string{".deleted/9/t-0"}, nil},
+		{"uncovered tombstone restored", []string{".deleted/11/t-0*"}, []string{"t-0*"}},
 		{"re-created dir replaced by the earliest uncovered tombstone",
-			[]string{"t-0", "t-0.11-delete*", "t-0.15-delete", "t-0.3-delete"}, []string{"t-0*"}},
-		{"other names untouched", []string{"raft", "t-0", "u-1.x-delete", "t-0.5-delete.tmp"}, []string{"raft", "t-0", "t-0.5-delete.tmp", "u-1.x-delete"}},
+			[]string{"t-0", ".deleted/11/t-0*", ".deleted/15/t-0", ".deleted/3/t-0"}, []string{"t-0*"}},
+		{"other partitions untouched", []string{"u-1", ".deleted/12/t-0*"}, []string{"t-0*", "u-1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			for _, d := range tc.dirs {
 				name, marked := strings.CutSuffix(d, "*")
-				if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+				if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
 					t.Fatal(err)
 				}
 				if marked {
@@ -143,6 +151,12 @@ func TestRestoreTombstones(t *testing.T) {
 			var got []string
 			for _, e := range ents {
 				name := e.Name()
+				if name == deletedDir {
+					if left, _ := os.ReadDir(filepath.Join(dir, name)); len(left) > 0 {
+						t.Fatalf("tombstones left: %v", left)
+					}
+					continue
+				}
 				if _, err := os.Stat(filepath.Join(dir, name, "old")); err == nil {
 					name += "*"
 				}
@@ -152,6 +166,29 @@ func TestRestoreTombstones(t *testing.T) {
 				t.Fatalf("after restore: %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestDeleteLongTopicName: a topic with a name of the longest length Kafka
+// allows can be deleted (a tombstone named after the partition directory
+// plus a suffix used to exceed the filesystem's name limit, which stopped
+// every replica at the same entry, again at every restart).
+func TestDeleteLongTopicName(t *testing.T) {
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	name := strings.Repeat("n", topic.MaxNameLen)
+	ctx := context.Background()
+	if err := s.CreateTopic(ctx, name, topic.NewID(), 12, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteTopic(ctx, name); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if err := s.FailErr(); err != nil {
+		t.Fatalf("the state machine stopped: %v", err)
+	}
+	if _, ok := s.Topic(name); ok {
+		t.Fatal("not deleted")
 	}
 }
 

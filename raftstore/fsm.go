@@ -46,6 +46,11 @@ type fsm struct {
 	// tombstones are deleted partitions' directories waiting for the
 	// checkpoint that forgets them (tombstone.go).
 	tombstones []tombstone
+	// dataDirDirty is set when apply created or renamed a partition
+	// directory: the checkpoint fsyncs the data directory before it
+	// commits, so that a power loss cannot leave a directory entry older
+	// than the state that describes it.
+	dataDirDirty bool
 	// current is the raft index being applied. stopped is set at the
 	// first storage error inside apply (fail): from then on nothing is
 	// applied and nothing checkpointed, and the node stops.
@@ -128,9 +133,10 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	}
 	if f.bytesSinceCheckpoint >= checkpointBytes || f.checkpointDue.Load() {
 		if err := f.checkpoint(); err != nil {
-			// The data is safe in raft's log; a failed checkpoint only
-			// means a longer replay. Keep going, but say so loudly.
-			f.logger.Error("checkpoint failed", "err", err)
+			// After a failed fsync the kernel may have dropped the dirty
+			// pages and marked them clean: a later checkpoint could then
+			// "succeed" over data that is gone. Stop instead.
+			f.fail(fmt.Errorf("checkpoint: %w", err))
 		}
 	}
 	return out

@@ -20,6 +20,10 @@ type ProduceResult struct {
 func (f *fsm) applyProduce(c *produceCmd, term int32) []ProduceResult {
 	out := make([]ProduceResult, len(c.Batches))
 	for i := range c.Batches {
+		if f.stopped {
+			out[i] = ProduceResult{Err: errStopped}
+			continue
+		}
 		out[i] = f.produceOne(&c.Batches[i], c.Now, term)
 	}
 	return out

@@ -72,6 +72,7 @@ func (f *fsm) applyCreateTopic(c *createTopicCmd) error {
 		}
 		ts.parts = append(ts.parts, p)
 	}
+	f.dataDirDirty = true
 	f.mu.Lock()
 	f.topics[c.Name] = ts
 	// An explicit create ends the name's quarantine.
@@ -148,6 +149,7 @@ func (f *fsm) applyCreatePartitions(c *createPartitionsCmd) error {
 		}
 		added = append(added, p)
 	}
+	f.dataDirDirty = true
 	f.mu.Lock()
 	ts.parts = append(ts.parts, added...)
 	ts.meta.Partitions = c.Count

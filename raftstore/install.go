@@ -71,8 +71,7 @@ func (f *fsm) finishInstall(st installState, m *manifest) error {
 			return fmt.Errorf("create %s: %w", trash, err)
 		}
 		if err := moveDirs(f.dataDir, trash, func(name string) bool {
-			_, _, tomb := parseTombstone(name)
-			return isPartitionDir(name) || tomb
+			return isPartitionDir(name) || name == deletedDir
 		}); err != nil {
 			return err
 		}

@@ -43,7 +43,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 		return nil, fmt.Errorf("snapshot: %w", errStopped)
 	}
 	if err := f.checkpoint(); err != nil {
-		return nil, fmt.Errorf("snapshot: %w", err)
+		return nil, fmt.Errorf("snapshot: %w", f.fail(fmt.Errorf("checkpoint: %w", err)))
 	}
 	m := manifest{AppliedIndex: f.applied, NextPID: f.nextPID, Partitions: map[string]manifestPartition{}}
 	f.mu.RLock()

@@ -1,12 +1,13 @@
 package raftstore
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/brokerd/brokerd/log"
 	"github.com/brokerd/brokerd/topic"
@@ -15,18 +16,23 @@ import (
 // Deleting a topic is a write like any other, so it is crash-safe at every
 // instant:
 //
-//  1. apply closes each partition's log and renames its directory to a
-//     tombstone, "<topic>-<partition>.<raft index>-delete" (Kafka's
-//     "-delete" suffix, with the deletion's raft index);
+//  1. apply closes each partition's log and renames its directory into the
+//     tombstone directory of the deletion's raft index,
+//     "<data>/.deleted/<index>/<topic>-<partition>" (the partition
+//     directory's own name, so that no name grows past what the
+//     filesystem allows, whatever the topic's length);
 //  2. the next checkpoint forgets the topic;
-//  3. once that checkpoint has committed, the tombstones are removed.
+//  3. once that checkpoint has committed, the tombstones are removed, in the
+//     background.
 //
 // A crash between 1 and 2 leaves a checkpoint that still lists the topic:
-// at start, restoreTombstones renames the tombstone back (raft then replays
+// at start, restoreTombstones moves the tombstone back (raft then replays
 // the deletion). A crash between 2 and 3 leaves tombstones the checkpoint
 // covers: they are removed at start.
 
-const tombstoneSuffix = "-delete"
+// deletedDir holds the tombstones, one subdirectory per deletion's index.
+// Its name has no "-", so it never parses as a partition directory.
+const deletedDir = ".deleted"
 
 // tombstone is a renamed partition directory waiting for the checkpoint
 // that forgets it.
@@ -35,115 +41,135 @@ type tombstone struct {
 	index uint64
 }
 
-func tombstoneName(dir string, index uint64) string {
-	return dir + "." + strconv.FormatUint(index, 10) + tombstoneSuffix
+func tombstoneDir(dataDir string, index uint64) string {
+	return filepath.Join(dataDir, deletedDir, strconv.FormatUint(index, 10))
 }
 
-// parseTombstone splits "<partition dir>.<index>-delete".
-func parseTombstone(name string) (partDir string, index uint64, ok bool) {
-	rest, found := strings.CutSuffix(name, tombstoneSuffix)
-	if !found {
-		return "", 0, false
-	}
-	i := strings.LastIndexByte(rest, '.')
-	if i <= 0 {
-		return "", 0, false
-	}
-	index, err := strconv.ParseUint(rest[i+1:], 10, 64)
-	if err != nil || !isPartitionDir(rest[:i]) {
-		return "", 0, false
-	}
-	return rest[:i], index, true
-}
-
-// buryPartition closes a deleted partition's log and renames its
-// directory to a tombstone. An error is a storage error inside apply.
+// buryPartition closes a deleted partition's log and moves its directory
+// into the tombstone directory. An error is a storage error inside apply.
 func (f *fsm) buryPartition(p *partition, index uint64) error {
 	if err := p.log.Detach(); err != nil {
 		// Closing files of data about to be deleted; nothing is lost.
 		f.logger.Warn("close deleted partition", "partition", p.key(), "err", err)
 	}
-	dir := filepath.Join(f.dataDir, topic.PartitionDir(p.topic, p.index))
-	dst := tombstoneName(dir, index)
-	if err := os.Rename(dir, dst); err != nil {
+	name := topic.PartitionDir(p.topic, p.index)
+	tdir := tombstoneDir(f.dataDir, index)
+	if err := os.MkdirAll(tdir, 0o755); err != nil {
+		return fmt.Errorf("%w: delete partition %s: %v", ErrStorage, p.key(), err)
+	}
+	dst := filepath.Join(tdir, name)
+	if err := os.RemoveAll(dst); err != nil {
+		return fmt.Errorf("%w: delete partition %s: %v", ErrStorage, p.key(), err)
+	}
+	if err := os.Rename(filepath.Join(f.dataDir, name), dst); err != nil {
 		return fmt.Errorf("%w: delete partition %s: %v", ErrStorage, p.key(), err)
 	}
 	f.tombstones = append(f.tombstones, tombstone{path: dst, index: index})
+	f.dataDirDirty = true
 	return nil
 }
 
-// removeTombstones deletes the tombstones a committed checkpoint covers. A
-// failure only leaves disk space in use until the next start.
+// syncTombstoneDirs makes the renames into tombstone directories durable;
+// the checkpoint calls it before it commits.
+func (f *fsm) syncTombstoneDirs() error {
+	seen := map[string]bool{}
+	for _, t := range f.tombstones {
+		d := filepath.Dir(t.path)
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		if err := log.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	if len(f.tombstones) > 0 {
+		return log.SyncDir(filepath.Join(f.dataDir, deletedDir))
+	}
+	return nil
+}
+
+// removeTombstones deletes, in the background, the tombstones a committed
+// checkpoint covers: removing gigabytes must not stall apply. What a crash
+// or a failure leaves is removed at the next start.
 func (f *fsm) removeTombstones() {
+	var done []string
 	keep := f.tombstones[:0]
 	for _, t := range f.tombstones {
 		if t.index > f.applied {
 			keep = append(keep, t)
 			continue
 		}
-		if err := os.RemoveAll(t.path); err != nil {
-			f.logger.Error("remove deleted partition; it is retried at the next start", "dir", t.path, "err", err)
-		}
+		done = append(done, filepath.Dir(t.path))
 	}
 	f.tombstones = keep
+	if len(done) == 0 {
+		return
+	}
+	logger := f.logger
+	go func() {
+		for _, d := range done {
+			if err := os.RemoveAll(d); err != nil {
+				logger.Error("remove deleted partitions; retried at the next start", "dir", d, "err", err)
+			}
+		}
+	}()
 }
 
 // restoreTombstones reconciles tombstones with a checkpoint at applied,
 // before the partitions are opened. Tombstones the checkpoint covers are
 // removed. For each partition directory, the earliest tombstone after the
-// checkpoint holds the data the checkpoint describes: it is renamed back
+// checkpoint holds the data the checkpoint describes: it moves back
 // (raft replays its deletion), replacing any directory created after it.
 // Later tombstones hold only data that raft replays: they are removed.
 func restoreTombstones(dataDir string, applied uint64) error {
-	ents, err := os.ReadDir(dataDir)
-	if err != nil {
-		return fmt.Errorf("read data dir: %w", err)
-	}
-	type entry struct {
-		name  string
-		index uint64
-	}
-	byDir := map[string][]entry{}
-	for _, e := range ents {
-		if dir, idx, ok := parseTombstone(e.Name()); ok && e.IsDir() {
-			byDir[dir] = append(byDir[dir], entry{e.Name(), idx})
-		}
-	}
-	if len(byDir) == 0 {
+	root := filepath.Join(dataDir, deletedDir)
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	for dir, ts := range byDir {
-		slices.SortFunc(ts, func(a, b entry) int { return compareU64(a.index, b.index) })
-		restore := ""
-		for _, t := range ts {
-			if t.index > applied && restore == "" {
-				restore = t.name
-				continue
-			}
-			if err := os.RemoveAll(filepath.Join(dataDir, t.name)); err != nil {
-				return fmt.Errorf("remove deleted partition %s: %w", t.name, err)
-			}
-		}
-		if restore == "" {
+	if err != nil {
+		return fmt.Errorf("read %s: %w", root, err)
+	}
+	var indexes []uint64
+	for _, e := range ents {
+		idx, err := strconv.ParseUint(e.Name(), 10, 64)
+		if err != nil || !e.IsDir() {
 			continue
 		}
-		live := filepath.Join(dataDir, dir)
-		if err := os.RemoveAll(live); err != nil {
-			return fmt.Errorf("clear %s before restoring its deletion: %w", dir, err)
+		indexes = append(indexes, idx)
+	}
+	slices.Sort(indexes)
+	restored := map[string]bool{}
+	for _, idx := range indexes {
+		tdir := tombstoneDir(dataDir, idx)
+		if idx > applied {
+			parts, err := os.ReadDir(tdir)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", tdir, err)
+			}
+			for _, p := range parts {
+				if !p.IsDir() || !isPartitionDir(p.Name()) || restored[p.Name()] {
+					continue
+				}
+				// The earliest deletion after the checkpoint: its data is
+				// what the checkpoint describes.
+				live := filepath.Join(dataDir, p.Name())
+				if err := os.RemoveAll(live); err != nil {
+					return fmt.Errorf("clear %s before restoring its deletion: %w", p.Name(), err)
+				}
+				if err := os.Rename(filepath.Join(tdir, p.Name()), live); err != nil {
+					return fmt.Errorf("restore %s (its deletion at index %d was not checkpointed): %w", p.Name(), idx, err)
+				}
+				restored[p.Name()] = true
+			}
 		}
-		if err := os.Rename(filepath.Join(dataDir, restore), live); err != nil {
-			return fmt.Errorf("restore %s (its deletion was not checkpointed): %w", restore, err)
+		if err := os.RemoveAll(tdir); err != nil {
+			return fmt.Errorf("remove deleted partitions %s: %w", tdir, err)
 		}
+	}
+	if err := log.SyncDir(root); err != nil {
+		return err
 	}
 	return log.SyncDir(dataDir)
-}
-
-func compareU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -14,17 +14,7 @@ func (s *Store) TransferLeadership(ctx context.Context) error {
 	if s.raft.State() != raft.Leader {
 		return nil
 	}
-	f := s.raft.GetConfiguration()
-	if err := f.Error(); err != nil {
-		return fmt.Errorf("raft configuration: %w", err)
-	}
-	voters := 0
-	for _, srv := range f.Configuration().Servers {
-		if srv.Suffrage == raft.Voter {
-			voters++
-		}
-	}
-	if voters < 2 {
+	if s.voters() < 2 {
 		return nil
 	}
 	done := make(chan error, 1)

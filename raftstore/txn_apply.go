@@ -171,6 +171,9 @@ func (f *fsm) applyEndTxn(c *endTxnCmd, term int32) error {
 		return fmt.Errorf("%w: transaction %s is %s", ErrInvalidTxnState, c.TxnID, t.State)
 	}
 	f.finishTxn(t, c.Commit, c.Now, term)
+	if f.stopped {
+		return errStopped
+	}
 	if c.Timeout {
 		// Fence the producer that let its transaction time out.
 		if t.ProducerEpoch < maxEpoch {
