@@ -377,7 +377,13 @@ func (s *Store) closeAll() error {
 			errs = append(errs, fmt.Errorf("close raft store: %w", err))
 		}
 	}
-	s.fsm.closeLogs()
+	if s.fsm.stopped {
+		// Half an entry may be in the logs: close without flushing; the
+		// restart truncates to the checkpoint and replays.
+		s.fsm.detachLogs()
+	} else {
+		s.fsm.closeLogs()
+	}
 	if err := s.fsm.db.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close state db: %w", err))
 	}
@@ -385,6 +391,16 @@ func (s *Store) closeAll() error {
 		errs = append(errs, fmt.Errorf("release data dir lock: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+func (f *fsm) detachLogs() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, ts := range f.topics {
+		for _, p := range ts.parts {
+			_ = p.log.Detach()
+		}
+	}
 }
 
 func (f *fsm) closeLogs() {
