@@ -15,7 +15,7 @@ func (b *Broker) describeCluster(r *kmsg.DescribeClusterRequest) kmsg.Response {
 		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
 		return resp
 	}
-	resp.ClusterID = b.cfg.ClusterID
+	resp.ClusterID = b.clusterID()
 	resp.ControllerID = -1
 	if id, ok := b.store.Leader(); ok {
 		resp.ControllerID = id
@@ -74,4 +74,13 @@ func (b *Broker) describeLogDirs(r *kmsg.DescribeLogDirsRequest) kmsg.Response {
 	}
 	resp.Dirs = append(resp.Dirs, dir)
 	return resp
+}
+
+// clusterID is the cluster's id, as the first leader set it in the
+// replicated state; this node's own until then.
+func (b *Broker) clusterID() string {
+	if id := b.store.ClusterID(); id != "" {
+		return id
+	}
+	return b.cfg.ClusterID
 }

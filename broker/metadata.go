@@ -23,7 +23,7 @@ func (b *Broker) metadata(ctx context.Context, r *kmsg.MetadataRequest) kmsg.Res
 		}
 		resp.Brokers = append(resp.Brokers, mb)
 	}
-	cid := b.cfg.ClusterID
+	cid := b.clusterID()
 	resp.ClusterID = &cid
 	resp.ControllerID = -1
 	if id, ok := b.store.Leader(); ok {

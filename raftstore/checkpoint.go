@@ -23,10 +23,11 @@ var (
 	bucketOffsets    = []byte("group_offsets")
 	bucketTxns       = []byte("transactions")
 
-	keyApplied  = []byte("applied_index")
-	keyNextPID  = []byte("next_producer_id")
-	keyBrokers  = []byte("brokers")
-	keyDefaults = []byte("topic_defaults")
+	keyApplied   = []byte("applied_index")
+	keyNextPID   = []byte("next_producer_id")
+	keyBrokers   = []byte("brokers")
+	keyDefaults  = []byte("topic_defaults")
+	keyClusterID = []byte("cluster_id")
 )
 
 func partKey(name string, idx int32) string {
@@ -73,6 +74,11 @@ func (f *fsm) checkpoint() error {
 		}
 		if err := putJSON(meta, keyDefaults, f.defaults); err != nil {
 			return err
+		}
+		if f.clusterID != "" {
+			if err := meta.Put(keyClusterID, []byte(f.clusterID)); err != nil {
+				return err
+			}
 		}
 		if err := f.checkpointTopics(tx); err != nil {
 			return err
@@ -208,6 +214,7 @@ func (f *fsm) loadCheckpoint() error {
 				return fmt.Errorf("decode brokers: %w", err)
 			}
 		}
+		f.clusterID = string(meta.Get(keyClusterID))
 		if v := meta.Get(keyDefaults); v != nil {
 			if err := json.Unmarshal(v, &f.defaults); err != nil {
 				return fmt.Errorf("decode topic defaults: %w", err)

@@ -29,6 +29,8 @@ const (
 	cmdEndTxn
 	cmdSetTopicDefaults
 	cmdExpireProducers
+	cmdSetClusterID
+	cmdUnregisterBroker
 )
 
 func (t cmdType) String() string {
@@ -71,6 +73,10 @@ func (t cmdType) String() string {
 		return "set-topic-defaults"
 	case cmdExpireProducers:
 		return "expire-producers"
+	case cmdSetClusterID:
+		return "set-cluster-id"
+	case cmdUnregisterBroker:
+		return "unregister-broker"
 	}
 	return fmt.Sprintf("cmd(%d)", byte(t))
 }
@@ -217,6 +223,9 @@ type BrokerInfo struct {
 	Host   string `json:"host"`
 	Port   int32  `json:"port"`
 	Rack   string `json:"rack,omitempty"`
+	// Admin is the node's admin HTTP address, where other nodes forward
+	// cluster administration to the leader.
+	Admin string `json:"admin,omitempty"`
 }
 
 type registerBrokerCmd struct {

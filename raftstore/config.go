@@ -26,6 +26,9 @@ type Config struct {
 	Peers []Peer
 	// Broker is this node's Kafka identity, registered in the FSM.
 	Broker BrokerInfo
+	// ClusterID is this node's own cluster id (its meta.properties); the
+	// first leader makes it the cluster's.
+	ClusterID string
 	// Defaults are broker-level topic config defaults.
 	Defaults topic.Defaults
 	// LogStore picks raft's log store: "wal" (default) or "boltdb".

@@ -30,4 +30,5 @@ var (
 	ErrInvalidPIDMapping        = errors.New("invalid producer id mapping")
 	ErrInvalidTxnState          = errors.New("invalid transaction state")
 	ErrOperationNotAttempted    = errors.New("operation not attempted")
+	ErrUnknownMember            = errors.New("unknown cluster member")
 )

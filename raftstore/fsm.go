@@ -27,6 +27,8 @@ type fsm struct {
 	// replicated (setTopicDefaultsCmd), so every replica resolves segment
 	// and retention settings alike, whatever its own config says.
 	defaults topic.Defaults
+	// clusterID is the cluster's id, set once by the first leader.
+	clusterID string
 	// deleted maps a recently deleted topic to the leader's time of the
 	// deletion (ms), for RecentlyDeleted. Memory only: a restart forgets
 	// it, which only ends quarantines early.
@@ -248,6 +250,20 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 			return err
 		}
 		f.applyOffsetDelete(&c)
+		return nil
+	case cmdUnregisterBroker:
+		var c unregisterBrokerCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		f.applyUnregisterBroker(&c)
+		return nil
+	case cmdSetClusterID:
+		var c setClusterIDCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		f.applySetClusterID(&c)
 		return nil
 	case cmdExpireProducers:
 		var c expireProducersCmd

@@ -186,6 +186,11 @@ func writeManifestState(tx *bolt.Tx, m *manifest) error {
 	if err := putJSON(meta, keyDefaults, m.Defaults); err != nil {
 		return err
 	}
+	if m.ClusterID != "" {
+		if err := meta.Put(keyClusterID, []byte(m.ClusterID)); err != nil {
+			return err
+		}
+	}
 	tb, pb := tx.Bucket(bucketTopics), tx.Bucket(bucketPartitions)
 	for _, t := range m.Topics {
 		if err := putJSON(tb, []byte(t.Name), t); err != nil {
@@ -237,6 +242,7 @@ func (f *fsm) reload() error {
 	f.mu.Lock()
 	f.txnMu.Lock()
 	f.topics, f.brokers, f.groups, f.defaults = nf.topics, nf.brokers, nf.groups, nf.defaults
+	f.clusterID = nf.clusterID
 	f.deleted, f.deletedQ = nf.deleted, nil
 	f.txns, f.producers, f.nextPID = nf.txns, nf.producers, nf.nextPID
 	f.applied = nf.applied

@@ -25,6 +25,7 @@ type manifest struct {
 	Groups       map[string]groupOffsets      `json:"groups,omitempty"`
 	Txns         []*TxnState                  `json:"transactions,omitempty"`
 	Defaults     topic.Defaults               `json:"topic_defaults,omitempty"`
+	ClusterID    string                       `json:"cluster_id,omitempty"`
 }
 
 type manifestPartition struct {
@@ -52,6 +53,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 		m.Brokers[id] = b
 	}
 	m.Defaults = maps.Clone(f.defaults)
+	m.ClusterID = f.clusterID
 	m.Groups = make(map[string]groupOffsets, len(f.groups))
 	for name, g := range f.groups {
 		m.Groups[name] = maps.Clone(g)

@@ -309,6 +309,11 @@ func (s *Store) onLeader() {
 	if err := s.syncDefaults(context.Background()); err != nil {
 		s.logger.Warn("topic defaults", "err", err)
 	}
+	if s.ClusterID() == "" && s.cfg.ClusterID != "" {
+		if err := s.proposeJSON(context.Background(), cmdSetClusterID, setClusterIDCmd{ID: s.cfg.ClusterID}); err != nil {
+			s.logger.Warn("set cluster id", "err", err)
+		}
+	}
 	s.fsm.mu.RLock()
 	cur, ok := s.fsm.brokers[s.cfg.NodeID]
 	s.fsm.mu.RUnlock()

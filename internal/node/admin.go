@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/pprof"
 	"time"
@@ -17,12 +16,9 @@ type kmsgResponse = kmsg.Response
 // startAdmin serves the admin HTTP endpoints: Prometheus metrics,
 // liveness, readiness and pprof (on this listener only).
 func (n *Node) startAdmin() error {
-	l, err := net.Listen("tcp", n.cfg.AdminAddr)
-	if err != nil {
-		return fmt.Errorf("admin listener on %s: %w", n.cfg.AdminAddr, err)
-	}
-	n.adminL = l
+	l := n.adminL
 	mux := http.NewServeMux()
+	n.clusterRoutes(mux)
 	mux.Handle("/metrics", n.metrics.Handler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")

@@ -11,17 +11,25 @@ import (
 // configured: the bound listener, or, when it listens on every interface
 // (an address nobody can dial), this host's name with the bound port, as
 // Kafka does.
-func defaultAdvertised(bound net.Addr, logger *slog.Logger) string {
-	tcp, ok := bound.(*net.TCPAddr)
+// advertisedOf is the address other nodes reach a listener bound at addr
+// on: the host name in place of an unspecified IP.
+func advertisedOf(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
 	if !ok || !tcp.IP.IsUnspecified() {
-		return bound.String()
+		return addr.String()
 	}
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "localhost"
 	}
-	adv := net.JoinHostPort(host, strconv.Itoa(tcp.Port))
-	logger.Warn("the Kafka listener binds every interface and no advertised address is set; advertising the host name (set advertised.listeners to choose)",
-		"advertised", adv)
+	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
+}
+
+func defaultAdvertised(bound net.Addr, logger *slog.Logger) string {
+	adv := advertisedOf(bound)
+	if adv != bound.String() {
+		logger.Warn("the Kafka listener binds every interface and no advertised address is set; advertising the host name (set advertised.listeners to choose)",
+			"advertised", adv)
+	}
 	return adv
 }

@@ -99,6 +99,8 @@ type Node struct {
 	adminL   net.Listener
 	metrics  *metrics.Metrics
 	serveErr chan error // a listener or the state machine that stopped on its own
+	// bgCancel stops the node's background work (registration).
+	bgCancel context.CancelFunc
 
 	// serving is set once the Kafka listener accepts connections; draining
 	// once Shutdown has begun. /readyz reads both.
@@ -157,6 +159,16 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.kafka.Close()
 		return nil, fmt.Errorf("advertised port %q: %w", portStr, err)
 	}
+	// The admin listener is bound before raft starts too: its address is
+	// registered, so that other nodes can forward administration here.
+	adminAdv := ""
+	if cfg.AdminAddr != "" {
+		if n.adminL, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
+			n.kafka.Close()
+			return nil, fmt.Errorf("admin listener on %s: %w", cfg.AdminAddr, err)
+		}
+		adminAdv = advertisedOf(n.adminL.Addr())
+	}
 
 	n.store, err = raftstore.Open(raftstore.Config{
 		NodeID:                    cfg.NodeID,
@@ -164,7 +176,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		RaftAddr:                  cfg.RaftAddr,
 		RaftAdvertise:             cfg.RaftAdvertise,
 		Peers:                     cfg.Peers,
-		Broker:                    raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port)},
+		Broker:                    raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port), Admin: adminAdv},
+		ClusterID:                 clusterID,
 		Defaults:                  cfg.TopicDefaults,
 		LogStore:                  cfg.LogStore,
 		RetentionCheckInterval:    cfg.RetentionCheckInterval,
@@ -175,6 +188,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	})
 	if err != nil {
 		n.kafka.Close()
+		if n.adminL != nil {
+			n.adminL.Close()
+		}
 		return nil, err
 	}
 	b = broker.New(broker.Config{
@@ -224,6 +240,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
+	bg, cancelBG := context.WithCancel(context.Background())
+	n.bgCancel = cancelBG
+	go n.registerSelf(bg, raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port), Admin: adminAdv})
 	go func() {
 		if err := n.kafka.Serve(); err != nil {
 			n.serveErr <- fmt.Errorf("kafka listener: %w", err)

@@ -25,6 +25,9 @@ func (n *Node) Shutdown(ctx context.Context) error {
 
 func (n *Node) shutdown(ctx context.Context) error {
 	n.draining.Store(true)
+	if n.bgCancel != nil {
+		n.bgCancel()
+	}
 	start := time.Now()
 	n.broker.Close()
 	conns := n.kafka.ConnCount()

@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brokerd/brokerd/internal/node"
+	"github.com/brokerd/brokerd/raftstore"
+)
+
+// startCluster starts size in-process nodes that bootstrap one raft group
+// from static peers, each with a Kafka and an admin listener.
+func startCluster(t *testing.T, size int) []*node.Node {
+	t.Helper()
+	var peers []raftstore.Peer
+	for id := int32(1); id <= int32(size); id++ {
+		peers = append(peers, raftstore.Peer{ID: id, Addr: fmt.Sprintf("127.0.0.1:%d", freePort(t))})
+	}
+	nodes := make([]*node.Node, size)
+	for i := range nodes {
+		logs := &logBuffer{}
+		dumpOnFailure(t, fmt.Sprintf("node %d logs", i+1), logs.String)
+		cfg := node.DefaultConfig()
+		cfg.NodeID = int32(i + 1)
+		cfg.DataDir = t.TempDir()
+		cfg.KafkaAddr = "127.0.0.1:0"
+		cfg.AdminAddr = "127.0.0.1:0"
+		cfg.RaftAddr = peers[i].Addr
+		cfg.Peers = peers
+		cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: logLevel()}))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		n, err := node.Start(ctx, cfg)
+		cancel()
+		if err != nil {
+			t.Fatalf("start node %d: %v", i+1, err)
+		}
+		nodes[i] = n
+		t.Cleanup(func() { n.Close() })
+	}
+	return nodes
+}
+
+func adminCall(t *testing.T, method, addr, path string, body any) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, "http://"+addr+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+func clusterStatus(t *testing.T, addr string) node.ClusterStatus {
+	t.Helper()
+	code, body := adminCall(t, http.MethodGet, addr, "/v1/cluster", nil)
+	var st node.ClusterStatus
+	if code != http.StatusOK || json.Unmarshal(body, &st) != nil {
+		t.Fatalf("GET /v1/cluster on %s: %d %s", addr, code, body)
+	}
+	return st
+}
+
+// TestClusterMembership: three nodes agree on one cluster id and on every
+// member's Kafka address (followers register through the leader), Metadata
+// lists all three brokers, and leadership transfer, removal and addition
+// work through any member's admin API.
+func TestClusterMembership(t *testing.T) {
+	nodes := startCluster(t, 3)
+	follower := func() *node.Node {
+		for _, n := range nodes {
+			if n != nil && !n.Store().IsLeader() {
+				return n
+			}
+		}
+		return nil
+	}
+	waitFor(t, 20*time.Second, "three registered members", func() (bool, string) {
+		st := clusterStatus(t, nodes[2].AdminAddr())
+		reg := 0
+		for _, m := range st.Members {
+			if m.KafkaAddr != "" && m.AdminAddr != "" {
+				reg++
+			}
+		}
+		return reg == 3 && st.ClusterID != "" && st.LeaderID > 0, fmt.Sprintf("%+v", st)
+	})
+	cid := nodes[0].Store().ClusterID()
+	for i, n := range nodes {
+		cl := newKgo(t, n.KafkaAddr())
+		req := kmsg.NewPtrMetadataRequest()
+		resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ClusterID == nil || *resp.ClusterID != cid || len(resp.Brokers) != 3 {
+			t.Fatalf("node %d: Metadata cluster id %v (want %s), %d brokers", i+1, resp.ClusterID, cid, len(resp.Brokers))
+		}
+	}
+
+	// Transfer leadership through a follower's admin API (forwarded).
+	st := clusterStatus(t, nodes[0].AdminAddr())
+	target := int32(1)
+	if st.LeaderID == 1 {
+		target = 2
+	}
+	code, body := adminCall(t, http.MethodPost, follower().AdminAddr(), "/v1/cluster/leader", map[string]int32{"node_id": target})
+	if code != http.StatusOK {
+		t.Fatalf("transfer: %d %s", code, body)
+	}
+	waitFor(t, 10*time.Second, "the new leader", func() (bool, string) {
+		return nodes[target-1].Store().IsLeader(), fmt.Sprintf("leader %v", clusterStatus(t, nodes[0].AdminAddr()).LeaderID)
+	})
+
+	// Remove a follower, write, and add it back.
+	victim := int32(3)
+	if target == 3 {
+		victim = 1
+	}
+	code, body = adminCall(t, http.MethodDelete, nodes[target-1].AdminAddr(), fmt.Sprintf("/v1/cluster/members/%d", victim), nil)
+	if code != http.StatusOK {
+		t.Fatalf("remove: %d %s", code, body)
+	}
+	if st := clusterStatus(t, nodes[target-1].AdminAddr()); len(st.Members) != 2 {
+		t.Fatalf("after removal: %+v", st)
+	}
+	cl := newKgo(t, nodes[target-1].KafkaAddr(), kgo.DefaultProduceTopic("members"), kgo.AllowAutoTopicCreation())
+	if err := cl.ProduceSync(testCtx(t, 20*time.Second), &kgo.Record{Value: []byte("x")}).FirstErr(); err != nil {
+		t.Fatalf("produce with two members: %v", err)
+	}
+	raftAddr := ""
+	for _, m := range st.Members {
+		if m.NodeID == victim {
+			raftAddr = m.RaftAddr
+		}
+	}
+	code, body = adminCall(t, http.MethodPost, nodes[target-1].AdminAddr(), "/v1/cluster/members", map[string]any{"node_id": victim, "raft_addr": raftAddr})
+	if code != http.StatusOK {
+		t.Fatalf("add: %d %s", code, body)
+	}
+	waitFor(t, 20*time.Second, "the re-added member to catch up", func() (bool, string) {
+		v := nodes[victim-1].Store()
+		_, ok := v.Topic("members")
+		return ok, fmt.Sprintf("applied %d", v.AppliedIndex())
+	})
+}

@@ -1,0 +1,279 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/brokerd/brokerd/raftstore"
+)
+
+// The cluster admin API, on the admin listener:
+//
+//	GET    /v1/cluster                  the cluster id and its members
+//	POST   /v1/cluster/members          {"node_id":4,"raft_addr":"h:p"}: add a voter
+//	DELETE /v1/cluster/members/{id}     remove a member
+//	POST   /v1/cluster/leader           {"node_id":3}: transfer leadership
+//	POST   /v1/cluster/brokers          a member registers its Kafka identity
+//
+// Any member answers: a non-leader forwards a change to the leader's admin
+// address (which the leader registered), once.
+
+const forwardedHeader = "X-Brokerd-Forwarded"
+
+// ClusterMember is one member as GET /v1/cluster shows it.
+type ClusterMember struct {
+	NodeID    int32  `json:"node_id"`
+	RaftAddr  string `json:"raft_addr"`
+	KafkaAddr string `json:"kafka_addr,omitempty"`
+	AdminAddr string `json:"admin_addr,omitempty"`
+	Rack      string `json:"rack,omitempty"`
+	Suffrage  string `json:"suffrage"`
+	Leader    bool   `json:"leader"`
+}
+
+// ClusterStatus is GET /v1/cluster.
+type ClusterStatus struct {
+	ClusterID string          `json:"cluster_id"`
+	LeaderID  int32           `json:"leader_id"`
+	Members   []ClusterMember `json:"members"`
+}
+
+func (n *Node) clusterRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/cluster", n.getCluster)
+	mux.HandleFunc("POST /v1/cluster/members", n.onLeader(n.addMember))
+	mux.HandleFunc("DELETE /v1/cluster/members/{id}", n.onLeader(n.removeMember))
+	mux.HandleFunc("POST /v1/cluster/leader", n.onLeader(n.transferLeader))
+	mux.HandleFunc("POST /v1/cluster/brokers", n.onLeader(n.registerBroker))
+}
+
+func (n *Node) getCluster(w http.ResponseWriter, r *http.Request) {
+	ms, err := n.store.Members()
+	if err != nil {
+		httpError(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	st := ClusterStatus{ClusterID: n.store.ClusterID(), LeaderID: -1}
+	if id, ok := n.store.Leader(); ok {
+		st.LeaderID = id
+	}
+	for _, m := range ms {
+		cm := ClusterMember{NodeID: m.NodeID, RaftAddr: m.RaftAddr, Suffrage: m.Suffrage, Leader: m.Leader}
+		if m.Registered {
+			cm.KafkaAddr = net.JoinHostPort(m.Broker.Host, strconv.Itoa(int(m.Broker.Port)))
+			cm.AdminAddr, cm.Rack = m.Broker.Admin, m.Broker.Rack
+		}
+		st.Members = append(st.Members, cm)
+	}
+	writeJSONResponse(w, http.StatusOK, st)
+}
+
+// onLeader runs h on the leader, and forwards the request there from any
+// other member.
+func (n *Node) onLeader(h func(http.ResponseWriter, *http.Request, []byte)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			httpError(w, http.StatusBadRequest, err)
+			return
+		}
+		if n.store.IsLeader() {
+			h(w, r, body)
+			return
+		}
+		if r.Header.Get(forwardedHeader) != "" {
+			httpError(w, http.StatusServiceUnavailable, errors.New("not the raft leader (forwarded here by a member that thought so); retry"))
+			return
+		}
+		n.forward(w, r, body)
+	}
+}
+
+// forward sends a request on to the leader's admin address and copies the
+// answer back.
+func (n *Node) forward(w http.ResponseWriter, r *http.Request, body []byte) {
+	id, ok := n.store.Leader()
+	if !ok {
+		httpError(w, http.StatusServiceUnavailable, errors.New("no raft leader known; retry"))
+		return
+	}
+	b, ok := n.store.Registered(id)
+	if !ok || b.Admin == "" {
+		httpError(w, http.StatusServiceUnavailable, fmt.Errorf("the leader (node %d) has not registered an admin address; send this to its admin listener", id))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, r.Method, "http://"+b.Admin+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err)
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(forwardedHeader, strconv.Itoa(int(n.cfg.NodeID)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		httpError(w, http.StatusBadGateway, fmt.Errorf("forward to the leader (node %d at %s): %w", id, b.Admin, err))
+		return
+	}
+	defer resp.Body.Close()
+	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, io.LimitReader(resp.Body, 1<<20))
+}
+
+func (n *Node) addMember(w http.ResponseWriter, r *http.Request, body []byte) {
+	var req struct {
+		NodeID   int32  `json:"node_id"`
+		RaftAddr string `json:"raft_addr"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || req.NodeID <= 0 || req.RaftAddr == "" {
+		httpError(w, http.StatusBadRequest, fmt.Errorf("want {\"node_id\": N > 0, \"raft_addr\": \"host:port\"} (%v)", err))
+		return
+	}
+	if _, _, err := net.SplitHostPort(req.RaftAddr); err != nil {
+		httpError(w, http.StatusBadRequest, fmt.Errorf("raft_addr: %w", err))
+		return
+	}
+	if err := n.store.AddVoter(r.Context(), req.NodeID, req.RaftAddr); err != nil {
+		httpError(w, statusOf(err), err)
+		return
+	}
+	n.logger.Info("added a cluster member", "node_id", req.NodeID, "raft_addr", req.RaftAddr)
+	n.getCluster(w, r)
+}
+
+func (n *Node) removeMember(w http.ResponseWriter, r *http.Request, _ []byte) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 32)
+	if err != nil || id <= 0 {
+		httpError(w, http.StatusBadRequest, fmt.Errorf("node id %q", r.PathValue("id")))
+		return
+	}
+	if err := n.store.RemoveMember(r.Context(), int32(id)); err != nil {
+		httpError(w, statusOf(err), err)
+		return
+	}
+	n.logger.Info("removed a cluster member", "node_id", id)
+	n.getCluster(w, r)
+}
+
+func (n *Node) transferLeader(w http.ResponseWriter, r *http.Request, body []byte) {
+	var req struct {
+		NodeID int32 `json:"node_id"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || req.NodeID <= 0 {
+		httpError(w, http.StatusBadRequest, fmt.Errorf("want {\"node_id\": N > 0} (%v)", err))
+		return
+	}
+	if err := n.store.TransferLeadershipTo(r.Context(), req.NodeID); err != nil {
+		httpError(w, statusOf(err), err)
+		return
+	}
+	n.getCluster(w, r)
+}
+
+func (n *Node) registerBroker(w http.ResponseWriter, r *http.Request, body []byte) {
+	var b raftstore.BrokerInfo
+	if err := json.Unmarshal(body, &b); err != nil || b.NodeID <= 0 || b.Host == "" || b.Port <= 0 {
+		httpError(w, http.StatusBadRequest, fmt.Errorf("want a broker with node_id, host and port (%v)", err))
+		return
+	}
+	ms, err := n.store.Members()
+	if err != nil {
+		httpError(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	member := false
+	for _, m := range ms {
+		member = member || m.NodeID == b.NodeID
+	}
+	if !member {
+		httpError(w, http.StatusForbidden, fmt.Errorf("node %d is not a member of the cluster", b.NodeID))
+		return
+	}
+	if err := n.store.RegisterBroker(r.Context(), b); err != nil {
+		httpError(w, statusOf(err), err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, raftstore.ErrNotLeader), errors.Is(err, raftstore.ErrUnknownOutcome), errors.Is(err, raftstore.ErrClosed):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, raftstore.ErrUnknownMember):
+		return http.StatusNotFound
+	}
+	return http.StatusInternalServerError
+}
+
+func httpError(w http.ResponseWriter, code int, err error) {
+	writeJSONResponse(w, code, map[string]string{"error": err.Error()})
+}
+
+func writeJSONResponse(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// registerSelf makes sure the FSM holds this node's Kafka identity: on the
+// leader onLeader registers it; a follower asks the leader, through its
+// admin API, until the registration shows up. It runs until the node
+// closes.
+func (n *Node) registerSelf(ctx context.Context, self raftstore.BrokerInfo) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		if cur, ok := n.store.Registered(self.NodeID); !ok || cur != self {
+			if err := n.askRegistration(ctx, self); err != nil {
+				n.logger.Debug("registration with the leader", "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (n *Node) askRegistration(ctx context.Context, self raftstore.BrokerInfo) error {
+	if n.store.IsLeader() {
+		return n.store.RegisterBroker(ctx, self)
+	}
+	id, ok := n.store.Leader()
+	if !ok {
+		return errors.New("no leader")
+	}
+	lb, ok := n.store.Registered(id)
+	if !ok || lb.Admin == "" {
+		return fmt.Errorf("leader %d has no admin address registered", id)
+	}
+	body, _ := json.Marshal(self)
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, "http://"+lb.Admin+"/v1/cluster/brokers", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("leader %d: %s: %s", id, resp.Status, bytes.TrimSpace(msg))
+	}
+	return nil
+}

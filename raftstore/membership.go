@@ -1,0 +1,151 @@
+package raftstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// The cluster's membership is raft's configuration; each member's Kafka
+// and admin addresses are the BrokerInfo it registered in the FSM.
+
+// setClusterIDCmd sets the cluster id once; later ones are ignored, so the
+// first leader's id is the cluster's on every replica.
+type setClusterIDCmd struct {
+	ID string `json:"id"`
+}
+
+func (f *fsm) applySetClusterID(c *setClusterIDCmd) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.clusterID == "" && c.ID != "" {
+		f.clusterID = c.ID
+		f.dirty.meta = true
+	}
+}
+
+// ClusterID is the cluster's id; "" until the first leader has set it.
+func (s *Store) ClusterID() string {
+	s.fsm.mu.RLock()
+	defer s.fsm.mu.RUnlock()
+	return s.fsm.clusterID
+}
+
+// Member is one server in raft's configuration.
+type Member struct {
+	NodeID   int32      `json:"node_id"`
+	RaftAddr string     `json:"raft_addr"`
+	Suffrage string     `json:"suffrage"`
+	Leader   bool       `json:"leader"`
+	Broker   BrokerInfo `json:"-"`
+	// Registered reports whether the member registered its Kafka identity.
+	Registered bool `json:"-"`
+}
+
+// Members lists raft's configuration, sorted by node id.
+func (s *Store) Members() ([]Member, error) {
+	f := s.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, fmt.Errorf("raft configuration: %w", err)
+	}
+	leader, _ := s.Leader()
+	s.fsm.mu.RLock()
+	defer s.fsm.mu.RUnlock()
+	var out []Member
+	for _, srv := range f.Configuration().Servers {
+		id, err := strconv.Atoi(string(srv.ID))
+		if err != nil {
+			continue
+		}
+		b, ok := s.fsm.brokers[int32(id)]
+		out = append(out, Member{NodeID: int32(id), RaftAddr: string(srv.Address), Suffrage: srv.Suffrage.String(), Leader: int32(id) == leader, Broker: b, Registered: ok})
+	}
+	slices.SortFunc(out, func(a, b Member) int { return int(a.NodeID - b.NodeID) })
+	return out, nil
+}
+
+// AddVoter adds a node to the cluster as a voter (the leader only). Adding
+// a member that is already there with the same address does nothing.
+func (s *Store) AddVoter(ctx context.Context, id int32, addr string) error {
+	if !s.IsLeader() {
+		return ErrNotLeader
+	}
+	f := s.raft.AddVoter(raft.ServerID(strconv.Itoa(int(id))), raft.ServerAddress(addr), 0, timeoutOf(ctx, s.cfg.ApplyTimeout))
+	if err := f.Error(); err != nil {
+		return mapRaftErr(err)
+	}
+	return nil
+}
+
+// RemoveMember removes a node from the cluster (the leader only). The
+// node's registration goes with it.
+func (s *Store) RemoveMember(ctx context.Context, id int32) error {
+	if !s.IsLeader() {
+		return ErrNotLeader
+	}
+	f := s.raft.RemoveServer(raft.ServerID(strconv.Itoa(int(id))), 0, timeoutOf(ctx, s.cfg.ApplyTimeout))
+	if err := f.Error(); err != nil {
+		return mapRaftErr(err)
+	}
+	return s.proposeJSON(ctx, cmdUnregisterBroker, unregisterBrokerCmd{NodeID: id})
+}
+
+// TransferLeadershipTo hands leadership to a given voter.
+func (s *Store) TransferLeadershipTo(ctx context.Context, id int32) error {
+	if !s.IsLeader() {
+		return ErrNotLeader
+	}
+	ms, err := s.Members()
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.NodeID != id {
+			continue
+		}
+		if m.Leader {
+			return nil
+		}
+		f := s.raft.LeadershipTransferToServer(raft.ServerID(strconv.Itoa(int(id))), raft.ServerAddress(m.RaftAddr))
+		if err := f.Error(); err != nil {
+			return fmt.Errorf("raft leadership transfer to %d: %w", id, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: node %d is not a member", ErrUnknownMember, id)
+}
+
+// RegisterBroker records a node's Kafka identity (the leader only).
+func (s *Store) RegisterBroker(ctx context.Context, b BrokerInfo) error {
+	return s.proposeJSON(ctx, cmdRegisterBroker, registerBrokerCmd{Broker: b})
+}
+
+// Registered returns the identity a node registered.
+func (s *Store) Registered(id int32) (BrokerInfo, bool) {
+	s.fsm.mu.RLock()
+	defer s.fsm.mu.RUnlock()
+	b, ok := s.fsm.brokers[id]
+	return b, ok
+}
+
+type unregisterBrokerCmd struct {
+	NodeID int32 `json:"node_id"`
+}
+
+func (f *fsm) applyUnregisterBroker(c *unregisterBrokerCmd) {
+	f.mu.Lock()
+	delete(f.brokers, c.NodeID)
+	f.mu.Unlock()
+	f.dirty.meta = true
+}
+
+func timeoutOf(ctx context.Context, def time.Duration) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		return time.Until(d)
+	}
+	return def
+}
