@@ -12,7 +12,7 @@ import (
 func newClusterCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Inspect the cluster",
+		Short: "Inspect the cluster and change its raft membership",
 		Args:  cobra.NoArgs,
 	}
 	f := addClientFlags(cmd.PersistentFlags(), true)
@@ -48,5 +48,6 @@ func newClusterCmd() *cobra.Command {
 			})
 		},
 	})
+	addMembershipCmds(cmd, f)
 	return cmd
 }

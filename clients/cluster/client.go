@@ -1,0 +1,102 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Member is one member of the cluster.
+type Member struct {
+	NodeID    int32  `json:"node_id"`
+	RaftAddr  string `json:"raft_addr"`
+	KafkaAddr string `json:"kafka_addr"`
+	AdminAddr string `json:"admin_addr,omitempty"`
+	Rack      string `json:"rack,omitempty"`
+	Suffrage  string `json:"suffrage"`
+	Leader    bool   `json:"leader"`
+}
+
+// Status is the cluster as one member sees it.
+type Status struct {
+	ClusterID string   `json:"cluster_id"`
+	LeaderID  int32    `json:"leader_id"`
+	Members   []Member `json:"members"`
+}
+
+// Client talks to one member's admin address.
+type Client struct {
+	addr string
+	hc   *http.Client
+}
+
+// New returns a client for the admin address host:port (or a URL).
+func New(addr string) *Client {
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	return &Client{addr: strings.TrimRight(addr, "/"), hc: http.DefaultClient}
+}
+
+// Status lists the members.
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	return c.do(ctx, http.MethodGet, "/v1/cluster", nil)
+}
+
+// Add adds node id, reachable for raft at raftAddr, as a voter.
+func (c *Client) Add(ctx context.Context, id int32, raftAddr string) (Status, error) {
+	return c.do(ctx, http.MethodPost, "/v1/cluster/members", map[string]any{"node_id": id, "raft_addr": raftAddr})
+}
+
+// Remove removes node id from the cluster.
+func (c *Client) Remove(ctx context.Context, id int32) (Status, error) {
+	return c.do(ctx, http.MethodDelete, fmt.Sprintf("/v1/cluster/members/%d", id), nil)
+}
+
+// TransferLeader hands raft leadership to node id.
+func (c *Client) TransferLeader(ctx context.Context, id int32) (Status, error) {
+	return c.do(ctx, http.MethodPost, "/v1/cluster/leader", map[string]any{"node_id": id})
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body any) (Status, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return Status{}, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.addr+path, rd)
+	if err != nil {
+		return Status{}, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return Status{}, fmt.Errorf("%s %s%s: %w", method, c.addr, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return Status{}, fmt.Errorf("%s %s: read answer: %w", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(raw, &e) == nil && e.Error != "" {
+			return Status{}, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, e.Error)
+		}
+		return Status{}, fmt.Errorf("%s %s: %s", method, path, resp.Status)
+	}
+	var st Status
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return Status{}, fmt.Errorf("%s %s: decode answer: %w", method, path, err)
+	}
+	return st, nil
+}
