@@ -163,3 +163,60 @@ func TestClusterMembership(t *testing.T) {
 		return ok, fmt.Sprintf("applied %d", v.AppliedIndex())
 	})
 }
+
+// TestClusterJoin: a fresh node started with a member's admin address and
+// no peers joins a running cluster whose raft log was already trimmed, and
+// catches up by snapshot install; restarting it with the same settings
+// rejoins.
+func TestClusterJoin(t *testing.T) {
+	nodes := startCluster(t, 3)
+	cl := newKgo(t, nodes[0].KafkaAddr(), kgo.DefaultProduceTopic("joined"), kgo.AllowAutoTopicCreation())
+	ctx := testCtx(t, 60*time.Second)
+	for i := 0; i < 200; i++ {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprintf("v%d", i))}).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	// Let the members take a snapshot that trims their raft log.
+	for _, n := range nodes {
+		if err := n.Store().SnapshotNow(); err != nil {
+			t.Fatalf("snapshot: %v", err)
+		}
+	}
+	logs := &logBuffer{}
+	dumpOnFailure(t, "joining node logs", logs.String)
+	cfg := node.DefaultConfig()
+	cfg.NodeID = 4
+	cfg.DataDir = t.TempDir()
+	cfg.KafkaAddr, cfg.AdminAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0", fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cfg.Join = nodes[1].AdminAddr()
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: logLevel()}))
+	start := func() *node.Node {
+		sctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		n, err := node.Start(sctx, cfg)
+		if err != nil {
+			t.Fatalf("start joining node: %v", err)
+		}
+		return n
+	}
+	n4 := start()
+	waitFor(t, 30*time.Second, "the joined node to catch up", func() (bool, string) {
+		l, ok := n4.Store().Log("joined", 0)
+		if !ok {
+			return false, "no topic yet"
+		}
+		return l.EndOffset() == 200, fmt.Sprintf("end offset %d", l.EndOffset())
+	})
+	if st := clusterStatus(t, nodes[0].AdminAddr()); len(st.Members) != 4 {
+		t.Fatalf("members after join: %+v", st)
+	}
+	if err := n4.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n4 = start()
+	defer n4.Close()
+	if got := n4.Store().ClusterID(); got != nodes[0].Store().ClusterID() {
+		t.Fatalf("joined node's cluster id %q, want %q", got, nodes[0].Store().ClusterID())
+	}
+}

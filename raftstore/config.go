@@ -24,6 +24,9 @@ type Config struct {
 	// Peers is the static bootstrap membership, this node included. Empty
 	// means a one-member group of this node.
 	Peers []Peer
+	// Join means the node joins a running cluster: with no raft state yet
+	// it does not bootstrap; the leader adds it and sends it a snapshot.
+	Join bool
 	// Broker is this node's Kafka identity, registered in the FSM.
 	Broker BrokerInfo
 	// ClusterID is this node's own cluster id (its meta.properties); the

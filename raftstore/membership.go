@@ -35,6 +35,9 @@ func (s *Store) ClusterID() string {
 	return s.fsm.clusterID
 }
 
+// RaftAddr is the raft address other members dial to reach this node.
+func (s *Store) RaftAddr() string { return string(s.trans.LocalAddr()) }
+
 // Member is one server in raft's configuration.
 type Member struct {
 	NodeID   int32      `json:"node_id"`

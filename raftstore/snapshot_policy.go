@@ -126,3 +126,12 @@ func checkSnapshotGap(snaps *snapshotStore, applied uint64) error {
 	}
 	return fmt.Errorf("raft snapshot %s holds the state up to index %d, but this node's state is checkpointed only up to %d and the snapshot's segment files did not all arrive: it was saved but never installed. Remove this node's data directory and restart it: it is rebuilt from its peers", snap.ID, m.AppliedIndex, applied)
 }
+
+// SnapshotNow takes a raft snapshot at once (raft then trims its log).
+func (s *Store) SnapshotNow() error {
+	err := s.raft.Snapshot().Error()
+	if err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		return fmt.Errorf("raft snapshot: %w", err)
+	}
+	return nil
+}

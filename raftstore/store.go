@@ -201,7 +201,7 @@ func (s *Store) startRaft() error {
 	rc.TrailingLogs = cfg.TrailingLogs
 	rc.MaxAppendEntries = 512
 	rc.BatchApplyCh = true
-	if len(cfg.Peers) <= 1 {
+	if len(cfg.Peers) <= 1 && !cfg.Join {
 		// A one-member group has nobody to wait for.
 		rc.HeartbeatTimeout = 200 * time.Millisecond
 		rc.ElectionTimeout = 200 * time.Millisecond
@@ -224,7 +224,7 @@ func (s *Store) startRaft() error {
 	if err != nil {
 		return fmt.Errorf("inspect raft state: %w", err)
 	}
-	if !has {
+	if !has && !cfg.Join {
 		conf := raft.Configuration{}
 		peers := cfg.Peers
 		if len(peers) == 0 {

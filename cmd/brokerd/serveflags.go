@@ -31,6 +31,7 @@ var serveFlags = []serveFlag{
 	{name: "raft-addr", key: "brokerd.raft.listener", typ: "host:port", usage: "raft's listener"},
 	{name: "raft-advertised-addr", key: "brokerd.raft.advertised.listener", typ: "host:port", usage: "the raft address peers dial (default: --raft-addr)"},
 	{name: "peers", key: "brokerd.raft.peers", typ: "list", usage: "static raft membership for a new cluster: id@raft-host:port,... (this node included)"},
+	{name: "join", key: "brokerd.raft.join", typ: "host:port", usage: "join a running cluster through any member's admin address (instead of --peers)"},
 	{name: "auto-create-topics", key: "auto.create.topics.enable", typ: "bool", usage: "auto.create.topics.enable"},
 	{name: "num-partitions", key: "num.partitions", typ: "int", usage: "num.partitions for auto-created topics"},
 	{name: "default-replication-factor", key: "default.replication.factor", typ: "int", usage: "default.replication.factor reported for new topics"},

@@ -80,6 +80,8 @@ var brokerKeys = []Key{
 		Doc: "The raft address peers dial, host:port. Default: brokerd.raft.listener."},
 	{Name: "brokerd.raft.peers", check: checkPeers,
 		Doc: "Static raft membership of a new cluster, id@host:port,... with this node included. Empty: a one-node group."},
+	{Name: "brokerd.raft.join", check: checkHostPortOrEmpty,
+		Doc: "Join a running cluster: any member's admin address, host:port. The node asks to be added as a voter and catches up by snapshot; used instead of brokerd.raft.peers."},
 	{Name: "brokerd.raft.log.store", Default: "wal", check: oneOf("wal", "boltdb"),
 		Doc: "Raft's log store: wal (hashicorp/raft-wal) or boltdb (raft-boltdb)."},
 	{Name: "brokerd.admin.listener", Default: "127.0.0.1:9644", check: checkHostPortOrEmpty,

@@ -57,6 +57,11 @@ func (c *Config) Node() (node.Config, error) {
 		s := c.settings["brokerd.raft.peers"]
 		return cfg, badValue(s.Origin, s.Key, s.Value, fmt.Errorf("does not list this node (node.id %d)", cfg.NodeID))
 	}
+	cfg.Join = c.String("brokerd.raft.join")
+	if cfg.Join != "" && len(cfg.Peers) > 0 {
+		s := c.settings["brokerd.raft.join"]
+		return cfg, badValue(s.Origin, s.Key, s.Value, fmt.Errorf("give brokerd.raft.join or brokerd.raft.peers, not both"))
+	}
 	cfg.LogStore = c.String("brokerd.raft.log.store")
 	cfg.AdminAddr = c.String("brokerd.admin.listener")
 	cfg.NoPartitionMetrics = !c.Bool("brokerd.metrics.partition.enable")

@@ -277,3 +277,40 @@ func (n *Node) askRegistration(ctx context.Context, self raftstore.BrokerInfo) e
 	}
 	return nil
 }
+
+// join asks the cluster, through a member's admin address, to add this node
+// as a voter, retrying until it answers or ctx ends, then waits until a
+// leader is known. A node that is already a member (a restart) is added
+// again as a no-op.
+func (n *Node) join(ctx context.Context, addr string) error {
+	raftAddr := n.store.RaftAddr()
+	cl := &http.Client{Timeout: 15 * time.Second}
+	body, _ := json.Marshal(map[string]any{"node_id": n.cfg.NodeID, "raft_addr": raftAddr})
+	var last error
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/v1/cluster/members", bytes.NewReader(body))
+		if err != nil {
+			return fmt.Errorf("join %s: %w", addr, err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := cl.Do(req)
+		if err == nil {
+			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			resp.Body.Close()
+			switch {
+			case resp.StatusCode/100 == 2:
+				n.logger.Info("joined the cluster", "through", addr, "raft_addr", raftAddr)
+				return n.store.WaitLeader(ctx)
+			case resp.StatusCode/100 == 4:
+				return fmt.Errorf("join %s: %s: %s", addr, resp.Status, bytes.TrimSpace(msg))
+			}
+			err = fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(msg))
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("join the cluster through %s: %w (last: %v)", addr, ctx.Err(), last)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

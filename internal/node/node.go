@@ -35,6 +35,9 @@ type Config struct {
 	// RaftAddr).
 	RaftAdvertise string
 	Peers         []raftstore.Peer
+	// Join is a member's admin address to join a running cluster through;
+	// the node then starts without bootstrapping a group of its own.
+	Join string
 
 	AutoCreateTopics         bool
 	NumPartitions            int32
@@ -176,6 +179,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		RaftAddr:                  cfg.RaftAddr,
 		RaftAdvertise:             cfg.RaftAdvertise,
 		Peers:                     cfg.Peers,
+		Join:                      cfg.Join != "",
 		Broker:                    raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port), Admin: adminAdv},
 		ClusterID:                 clusterID,
 		Defaults:                  cfg.TopicDefaults,
@@ -229,7 +233,15 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
-	if len(cfg.Peers) <= 1 {
+	if cfg.Join != "" {
+		jctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		err := n.join(jctx, cfg.Join)
+		cancel()
+		if err != nil {
+			n.closeStarted()
+			return nil, err
+		}
+	} else if len(cfg.Peers) <= 1 {
 		// One node: it leads as soon as raft has started; wait so the
 		// first client request does not bounce.
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
