@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,14 +108,19 @@ func TestClusterMembership(t *testing.T) {
 	cid := nodes[0].Store().ClusterID()
 	for i, n := range nodes {
 		cl := newKgo(t, n.KafkaAddr())
-		req := kmsg.NewPtrMetadataRequest()
-		resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if resp.ClusterID == nil || *resp.ClusterID != cid || len(resp.Brokers) != 3 {
-			t.Fatalf("node %d: Metadata cluster id %v (want %s), %d brokers", i+1, resp.ClusterID, cid, len(resp.Brokers))
-		}
+		// Each node sees the registrations once it has applied them.
+		waitFor(t, 10*time.Second, fmt.Sprintf("node %d's Metadata to list three brokers", i+1), func() (bool, string) {
+			req := kmsg.NewPtrMetadataRequest()
+			resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
+			if err != nil {
+				return false, err.Error()
+			}
+			id := ""
+			if resp.ClusterID != nil {
+				id = *resp.ClusterID
+			}
+			return id == cid && len(resp.Brokers) == 3, fmt.Sprintf("cluster id %q (want %s), %d brokers", id, cid, len(resp.Brokers))
+		})
 	}
 
 	// Transfer leadership through a follower's admin API (forwarded).
@@ -143,22 +149,26 @@ func TestClusterMembership(t *testing.T) {
 	if st := clusterStatus(t, nodes[target-1].AdminAddr()); len(st.Members) != 2 {
 		t.Fatalf("after removal: %+v", st)
 	}
+	// The removed node finds out and stops serving, saying why.
+	select {
+	case err := <-nodes[victim-1].Failed():
+		if !strings.Contains(err.Error(), "removed from the cluster") {
+			t.Fatalf("removed node stopped with: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the removed node did not notice")
+	}
+	nodes[victim-1].Close()
 	cl := newKgo(t, nodes[target-1].KafkaAddr(), kgo.DefaultProduceTopic("members"), kgo.AllowAutoTopicCreation())
 	if err := cl.ProduceSync(testCtx(t, 20*time.Second), &kgo.Record{Value: []byte("x")}).FirstErr(); err != nil {
 		t.Fatalf("produce with two members: %v", err)
 	}
-	raftAddr := ""
-	for _, m := range st.Members {
-		if m.NodeID == victim {
-			raftAddr = m.RaftAddr
-		}
-	}
-	code, body = adminCall(t, http.MethodPost, nodes[target-1].AdminAddr(), "/v1/cluster/members", map[string]any{"node_id": victim, "raft_addr": raftAddr})
-	if code != http.StatusOK {
-		t.Fatalf("add: %d %s", code, body)
-	}
-	waitFor(t, 20*time.Second, "the re-added member to catch up", func() (bool, string) {
-		v := nodes[victim-1].Store()
+	raftAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	_ = st
+	// A fresh node takes the removed one's place, added through the API.
+	fresh := startJoiner(t, victim, nodes[target-1].AdminAddr(), raftAddr)
+	waitFor(t, 20*time.Second, "the added member to catch up", func() (bool, string) {
+		v := fresh.Store()
 		_, ok := v.Topic("members")
 		return ok, fmt.Sprintf("applied %d", v.AppliedIndex())
 	})
@@ -219,4 +229,25 @@ func TestClusterJoin(t *testing.T) {
 	if got := n4.Store().ClusterID(); got != nodes[0].Store().ClusterID() {
 		t.Fatalf("joined node's cluster id %q, want %q", got, nodes[0].Store().ClusterID())
 	}
+}
+
+// startJoiner starts a fresh node id that joins through admin.
+func startJoiner(t *testing.T, id int32, admin, raftAddr string) *node.Node {
+	t.Helper()
+	logs := &logBuffer{}
+	dumpOnFailure(t, fmt.Sprintf("joining node %d logs", id), logs.String)
+	cfg := node.DefaultConfig()
+	cfg.NodeID = id
+	cfg.DataDir = t.TempDir()
+	cfg.KafkaAddr, cfg.AdminAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0", raftAddr
+	cfg.Join = admin
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: logLevel()}))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	n, err := node.Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("start joining node %d: %v", id, err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
 }

@@ -232,11 +232,15 @@ func writeJSONResponse(w http.ResponseWriter, code int, v any) {
 func (n *Node) registerSelf(ctx context.Context, self raftstore.BrokerInfo) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	for {
+	for i := 0; ; i++ {
 		if cur, ok := n.store.Registered(self.NodeID); !ok || cur != self {
 			if err := n.askRegistration(ctx, self); err != nil {
 				n.logger.Debug("registration with the leader", "err", err)
 			}
+		}
+		if i%5 == 4 && n.removed(ctx) {
+			n.serveErr <- errors.New("this node was removed from the cluster (brokerd cluster remove); it no longer serves. Wipe its data directory before it joins again")
+			return
 		}
 		select {
 		case <-ctx.Done():
@@ -313,4 +317,44 @@ func (n *Node) join(ctx context.Context, addr string) error {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// removed reports whether a member that knows a leader says this node is
+// no longer in the cluster. Raft does not tell a removed node: the leader
+// simply stops replicating to it.
+func (n *Node) removed(ctx context.Context) bool {
+	if n.store.IsLeader() {
+		return false
+	}
+	ms, err := n.store.Members()
+	if err != nil {
+		return false
+	}
+	cl := &http.Client{Timeout: 3 * time.Second}
+	for _, m := range ms {
+		if m.NodeID == n.cfg.NodeID || !m.Registered || m.Broker.Admin == "" {
+			continue
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.Broker.Admin+"/v1/cluster", nil)
+		if err != nil {
+			continue
+		}
+		resp, err := cl.Do(req)
+		if err != nil {
+			continue
+		}
+		var st ClusterStatus
+		err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st)
+		resp.Body.Close()
+		if err != nil || st.LeaderID <= 0 || st.LeaderID == n.cfg.NodeID {
+			continue
+		}
+		for _, sm := range st.Members {
+			if sm.NodeID == n.cfg.NodeID {
+				return false
+			}
+		}
+		return len(st.Members) > 0
+	}
+	return false
 }
