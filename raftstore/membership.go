@@ -78,8 +78,8 @@ func (s *Store) AddVoter(ctx context.Context, id int32, addr string) error {
 		return ErrNotLeader
 	}
 	f := s.raft.AddVoter(raft.ServerID(strconv.Itoa(int(id))), raft.ServerAddress(addr), 0, timeoutOf(ctx, s.cfg.ApplyTimeout))
-	if err := f.Error(); err != nil {
-		return mapRaftErr(err)
+	if err := s.await(ctx, f); err != nil {
+		return err
 	}
 	return nil
 }
@@ -91,8 +91,8 @@ func (s *Store) RemoveMember(ctx context.Context, id int32) error {
 		return ErrNotLeader
 	}
 	f := s.raft.RemoveServer(raft.ServerID(strconv.Itoa(int(id))), 0, timeoutOf(ctx, s.cfg.ApplyTimeout))
-	if err := f.Error(); err != nil {
-		return mapRaftErr(err)
+	if err := s.await(ctx, f); err != nil {
+		return err
 	}
 	return s.proposeJSON(ctx, cmdUnregisterBroker, unregisterBrokerCmd{NodeID: id})
 }
@@ -114,7 +114,7 @@ func (s *Store) TransferLeadershipTo(ctx context.Context, id int32) error {
 			return nil
 		}
 		f := s.raft.LeadershipTransferToServer(raft.ServerID(strconv.Itoa(int(id))), raft.ServerAddress(m.RaftAddr))
-		if err := f.Error(); err != nil {
+		if err := s.await(ctx, f); err != nil {
 			return fmt.Errorf("raft leadership transfer to %d: %w", id, err)
 		}
 		return nil

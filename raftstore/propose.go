@@ -16,10 +16,30 @@ func (s *Store) propose(ctx context.Context, data []byte) (any, error) {
 		return nil, fmt.Errorf("%w: %v", ErrUnknownOutcome, err)
 	}
 	f := s.raft.Apply(data, s.cfg.ApplyTimeout)
-	if err := f.Error(); err != nil {
-		return nil, mapRaftErr(err)
+	if err := s.await(ctx, f); err != nil {
+		return nil, err
 	}
 	return f.Response(), nil
+}
+
+// await waits for a raft future, or for the store to close or ctx to end.
+// raft strands a future that was enqueued but not yet taken when it shuts
+// down (its batched apply channel is buffered): waiting on it alone could
+// hang forever, and with it Close.
+func (s *Store) await(ctx context.Context, f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return mapRaftErr(err)
+		}
+		return nil
+	case <-s.stop:
+		return fmt.Errorf("%w: the store is closing", ErrClosed)
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %v", ErrUnknownOutcome, ctx.Err())
+	}
 }
 
 // proposeAsync hands a command to raft without waiting (acks=0).
@@ -36,12 +56,12 @@ func mapRaftErr(err error) error {
 	switch {
 	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout):
 		// Never entered the log: a clean "go elsewhere".
-		return fmt.Errorf("%w: %v", ErrNotLeader, err)
+		return fmt.Errorf("%w: %w", ErrNotLeader, err)
 	case errors.Is(err, raft.ErrRaftShutdown):
-		return fmt.Errorf("%w: %v", ErrClosed, err)
+		return fmt.Errorf("%w: %w", ErrClosed, err)
 	default:
 		// ErrLeadershipLost and anything else: it may still commit.
-		return fmt.Errorf("%w: %v", ErrUnknownOutcome, err)
+		return fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
 	}
 }
 
@@ -115,6 +135,7 @@ func chunkBatches(batches []ProduceBatch) [][]ProduceBatch {
 
 // PendingProduce is a produce handed to raft but not yet applied.
 type PendingProduce struct {
+	s   *Store
 	fs  []raft.ApplyFuture
 	err error
 }
@@ -126,7 +147,7 @@ func (s *Store) StartProduce(ctx context.Context, now int64, batches []ProduceBa
 	if err := ctx.Err(); err != nil {
 		return &PendingProduce{err: fmt.Errorf("%w: %v", ErrUnknownOutcome, err)}
 	}
-	p := &PendingProduce{}
+	p := &PendingProduce{s: s}
 	for _, c := range chunkBatches(batches) {
 		p.fs = append(p.fs, s.raft.Apply(encodeProduce(&produceCmd{Now: now, Batches: c}), s.cfg.ApplyTimeout))
 	}
@@ -141,8 +162,8 @@ func (p *PendingProduce) Wait() ([]ProduceResult, error) {
 	}
 	var out []ProduceResult
 	for _, f := range p.fs {
-		if err := f.Error(); err != nil {
-			return nil, mapRaftErr(err)
+		if err := p.s.await(context.Background(), f); err != nil {
+			return nil, err
 		}
 		switch r := f.Response().(type) {
 		case []ProduceResult:

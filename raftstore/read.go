@@ -117,7 +117,7 @@ func (s *Store) IsLeader() bool {
 // the same term, marks it ready to serve (IsLeader).
 func (s *Store) confirmLeadership() error {
 	term := s.raft.CurrentTerm()
-	if err := s.raft.Barrier(s.cfg.ApplyTimeout).Error(); err != nil {
+	if err := s.await(context.Background(), s.raft.Barrier(s.cfg.ApplyTimeout)); err != nil {
 		return fmt.Errorf("leader barrier: %w", err)
 	}
 	if s.raft.State() == raft.Leader && s.raft.CurrentTerm() == term {

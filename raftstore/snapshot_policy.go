@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,11 +44,11 @@ func (s *Store) maybeSnapshot(p *snapshotPolicy, now time.Time) {
 	if bytes-p.bytes < s.cfg.SnapshotBytes && now.Sub(p.at) < s.cfg.SnapshotInterval {
 		return
 	}
-	err := s.raft.Snapshot().Error()
+	err := s.await(context.Background(), s.raft.Snapshot())
 	switch {
 	case err == nil, errors.Is(err, raft.ErrNothingNewToSnapshot):
 		*p = snapshotPolicy{bytes: bytes, index: index, at: now}
-	case errors.Is(err, raft.ErrRaftShutdown):
+	case errors.Is(err, ErrClosed):
 	default:
 		s.logger.Warn("raft snapshot failed", "err", err)
 	}
@@ -129,7 +130,7 @@ func checkSnapshotGap(snaps *snapshotStore, applied uint64) error {
 
 // SnapshotNow takes a raft snapshot at once (raft then trims its log).
 func (s *Store) SnapshotNow() error {
-	err := s.raft.Snapshot().Error()
+	err := s.await(context.Background(), s.raft.Snapshot())
 	if err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
 		return fmt.Errorf("raft snapshot: %w", err)
 	}
