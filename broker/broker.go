@@ -50,6 +50,9 @@ type Config struct {
 	// OffsetMetadataMaxBytes is offset.metadata.max.bytes (default 4096):
 	// longer commit metadata is refused with OFFSET_METADATA_TOO_LARGE.
 	OffsetMetadataMaxBytes int
+	// ReplicaLag is replica.lag.time.max.ms: a member the leader has not
+	// heard from for longer leaves the ISR in Metadata.
+	ReplicaLag time.Duration
 	// FetchSessions sizes the incremental fetch session cache
 	// (max.incremental.fetch.session.cache.slots); zero values take
 	// Kafka's defaults.
@@ -90,6 +93,9 @@ func New(cfg Config, store *raftstore.Store) *Broker {
 	}
 	if cfg.OffsetsRetentionCheckInterval <= 0 {
 		cfg.OffsetsRetentionCheckInterval = defaultOffsetsRetentionCheckInterval
+	}
+	if cfg.ReplicaLag <= 0 {
+		cfg.ReplicaLag = raftstore.DefaultReplicaLag
 	}
 	if cfg.OffsetMetadataMaxBytes <= 0 {
 		cfg.OffsetMetadataMaxBytes = defaultOffsetMetadataMaxBytes

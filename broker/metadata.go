@@ -108,6 +108,7 @@ func (b *Broker) topicMetadata(t topic.Topic, code int16) kmsg.MetadataResponseT
 	mt.ErrorCode = code
 	mt.IsInternal = topic.IsInternal(t.Name)
 	replicas := b.replicaIDs()
+	isr := b.inSync(replicas)
 	epoch := b.store.LeaderEpoch()
 	for i := int32(0); i < t.Partitions; i++ {
 		mp := kmsg.NewMetadataResponseTopicPartition()
@@ -120,7 +121,7 @@ func (b *Broker) topicMetadata(t topic.Topic, code int16) kmsg.MetadataResponseT
 		mp.Leader = leader
 		mp.LeaderEpoch = epoch
 		mp.Replicas = replicas
-		mp.ISR = replicas
+		mp.ISR = isr
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt
@@ -136,12 +137,33 @@ func (b *Broker) brokers() []raftstore.BrokerInfo {
 	return bs
 }
 
+// replicaIDs are the replicas of every partition: the raft voters that
+// registered a Kafka address (one raft group holds every partition).
 func (b *Broker) replicaIDs() []int32 {
+	voters := map[int32]bool{}
+	for _, id := range b.store.Voters() {
+		voters[id] = true
+	}
 	var ids []int32
 	for _, br := range b.brokers() {
-		ids = append(ids, br.NodeID)
+		if len(voters) == 0 || voters[br.NodeID] {
+			ids = append(ids, br.NodeID)
+		}
 	}
 	return ids
+}
+
+// inSync filters replicas to those the leader has heard from within
+// replica.lag.time.max.ms.
+func (b *Broker) inSync(replicas []int32) []int32 {
+	now := time.Now()
+	out := make([]int32, 0, len(replicas))
+	for _, id := range replicas {
+		if b.store.InSync(id, b.cfg.ReplicaLag, now) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // topicNamesByID maps the ID of every topic, internal ones included, to

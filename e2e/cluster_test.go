@@ -21,7 +21,7 @@ import (
 
 // startCluster starts size in-process nodes that bootstrap one raft group
 // from static peers, each with a Kafka and an admin listener.
-func startCluster(t *testing.T, size int) []*node.Node {
+func startCluster(t *testing.T, size int, tweak ...func(*node.Config)) []*node.Node {
 	t.Helper()
 	var peers []raftstore.Peer
 	for id := int32(1); id <= int32(size); id++ {
@@ -39,6 +39,9 @@ func startCluster(t *testing.T, size int) []*node.Node {
 		cfg.RaftAddr = peers[i].Addr
 		cfg.Peers = peers
 		cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: logLevel()}))
+		for _, f := range tweak {
+			f(&cfg)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		n, err := node.Start(ctx, cfg)
 		cancel()
@@ -250,4 +253,55 @@ func startJoiner(t *testing.T, id int32, admin, raftAddr string) *node.Node {
 	}
 	t.Cleanup(func() { n.Close() })
 	return n
+}
+
+// TestClusterISR: every partition's replicas are the three members; a
+// member the leader stops hearing from leaves the ISR after
+// replica.lag.time.max.ms, and Metadata still names the leader.
+func TestClusterISR(t *testing.T) {
+	nodes := startCluster(t, 3, func(c *node.Config) { c.ReplicaLag = time.Second })
+	var leader *node.Node
+	waitFor(t, 10*time.Second, "a leader", func() (bool, string) {
+		for _, n := range nodes {
+			if n.Store().IsLeader() {
+				leader = n
+				return true, ""
+			}
+		}
+		return false, "none"
+	})
+	cl := newKgo(t, leader.KafkaAddr(), kgo.DefaultProduceTopic("isr"), kgo.AllowAutoTopicCreation())
+	if err := cl.ProduceSync(testCtx(t, 20*time.Second), &kgo.Record{Value: []byte("x")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	isrOf := func() (replicas, isr []int32) {
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr("isr")
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(testCtx(t, 10*time.Second), newKgo(t, leader.KafkaAddr()))
+		if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("metadata: %v %+v", err, resp)
+		}
+		p := resp.Topics[0].Partitions[0]
+		return p.Replicas, p.ISR
+	}
+	waitFor(t, 10*time.Second, "three replicas in sync", func() (bool, string) {
+		r, i := isrOf()
+		return len(r) == 3 && len(i) == 3, fmt.Sprintf("replicas %v isr %v", r, i)
+	})
+	var gone *node.Node
+	for _, n := range nodes {
+		if n != leader {
+			gone = n
+			break
+		}
+	}
+	if err := gone.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "the stopped member to leave the ISR", func() (bool, string) {
+		r, i := isrOf()
+		return len(r) == 3 && len(i) == 2, fmt.Sprintf("replicas %v isr %v", r, i)
+	})
 }

@@ -35,6 +35,8 @@ type Store struct {
 	readyTerm atomic.Uint64
 	// snapNow asks the background loop for a snapshot at once.
 	snapNow chan struct{}
+	// contacts tracks peers whose heartbeats fail (isr.go).
+	contacts contactTracker
 	closer  []io.Closer
 	lock    *dirLock
 
@@ -67,8 +69,13 @@ func Open(cfg Config) (*Store, error) {
 		s.closeAll()
 		return nil, err
 	}
-	s.wg.Add(1)
+	s.contacts.failing = map[int32]time.Time{}
+	s.wg.Add(2)
 	go s.background()
+	go func() {
+		defer s.wg.Done()
+		s.watchContacts()
+	}()
 	return s, nil
 }
 

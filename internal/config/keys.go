@@ -66,6 +66,8 @@ var brokerKeys = []Key{
 		Doc: "How often the coordinator looks for expired offsets."},
 	{Name: "offset.metadata.max.bytes", Default: "4096", check: intRange(32, 0, 1<<31-1),
 		Doc: "Longest metadata string an offset commit may carry."},
+	{Name: "replica.lag.time.max.ms", Default: "30000", check: intRange(64, 1, 1<<63-1),
+		Doc: "A member the raft leader has not heard from for this long leaves the ISR that Metadata reports."},
 	{Name: "producer.id.expiration.ms", Default: "86400000", check: intRange(64, 1, 1<<63-1),
 		Doc: "Forget an idempotent producer that has not written for this long; its retries then get UNKNOWN_PRODUCER_ID."},
 	{Name: "transactional.id.expiration.ms", Default: "604800000", check: intRange(64, 1, 1<<63-1),

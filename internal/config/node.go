@@ -41,6 +41,7 @@ func (c *Config) Node() (node.Config, error) {
 	cfg.OffsetsRetention = time.Duration(c.Int("offsets.retention.minutes")) * time.Minute
 	cfg.OffsetsRetentionCheckInterval = c.millis("offsets.retention.check.interval.ms")
 	cfg.OffsetMetadataMaxBytes = int(c.Int("offset.metadata.max.bytes"))
+	cfg.ReplicaLag = c.millis("replica.lag.time.max.ms")
 	cfg.ProducerIDExpiration = c.millis("producer.id.expiration.ms")
 	cfg.TransactionalIDExpiration = c.millis("transactional.id.expiration.ms")
 	cfg.ProducerExpirationCheck = c.millis("producer.id.expiration.check.interval.ms")

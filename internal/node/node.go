@@ -50,6 +50,8 @@ type Config struct {
 	OffsetsRetention              time.Duration
 	OffsetsRetentionCheckInterval time.Duration
 	OffsetMetadataMaxBytes        int
+	// ReplicaLag is replica.lag.time.max.ms.
+	ReplicaLag time.Duration
 	// ProducerIDExpiration, TransactionalIDExpiration and
 	// ProducerExpirationCheck are producer.id.expiration.ms,
 	// transactional.id.expiration.ms and
@@ -211,6 +213,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		OffsetsRetentionCheckInterval: cfg.OffsetsRetentionCheckInterval,
 		OffsetMetadataMaxBytes:        cfg.OffsetMetadataMaxBytes,
 		FetchSessions:                 fetchsession.Config{Slots: cfg.FetchSessionSlots},
+		ReplicaLag:                    cfg.ReplicaLag,
 		Logger:                        cfg.Logger,
 	}, n.store)
 	n.broker = b
