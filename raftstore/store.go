@@ -37,8 +37,8 @@ type Store struct {
 	snapNow chan struct{}
 	// contacts tracks peers whose heartbeats fail (isr.go).
 	contacts contactTracker
-	closer  []io.Closer
-	lock    *dirLock
+	closer   []io.Closer
+	lock     *dirLock
 
 	stop     chan struct{}
 	wg       sync.WaitGroup
