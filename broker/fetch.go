@@ -154,8 +154,16 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition,
 	}
 	out := make([]kmsg.FetchResponseTopicPartition, len(parts))
 	total, failed := 0, false
-	leader := b.store.IsLeader()
 	epoch := b.store.LeaderEpoch()
+	// KIP-392: a consumer (Fetch v11+) may read from any member, up to
+	// what that member has applied; the leader points a consumer that
+	// names its rack at an in-sync member in that rack.
+	leader := b.store.IsLeader()
+	serve := leader || r.Version >= 11 && r.ReplicaID < 0 && b.store.Serving()
+	preferred := int32(-1)
+	if leader && r.Version >= 11 && r.Rack != "" {
+		preferred = b.preferredReadReplica(r.Rack)
+	}
 	for i, p := range parts {
 		sp := &out[i]
 		*sp = kmsg.NewFetchResponseTopicPartition()
@@ -176,8 +184,10 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition,
 			sp.ErrorCode = kerr.UnknownTopicID.Code
 		case topic.IsInternal(name):
 			b.fetchInternal(sp, name, p, leader, epoch)
+		case preferred >= 0:
+			b.pointToReplica(sp, name, p, preferred, epoch)
 		default:
-			n := b.fetchPartition(sp, name, p, r.IsolationLevel == 1, limit, total, maxBytes, leader, epoch)
+			n := b.fetchPartition(sp, name, p, r.IsolationLevel == 1, limit, total, maxBytes, serve, epoch)
 			total += n
 		}
 		if sp.ErrorCode != 0 {
@@ -188,10 +198,12 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition,
 }
 
 // fetchPartition reads one partition into sp and returns the record bytes
-// it took. total is what earlier partitions took of maxBytes.
-func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, name string, p fetchsession.Partition, readCommitted bool, limit, total, maxBytes int, leader bool, epoch int32) int {
+// it took. total is what earlier partitions took of maxBytes. serve says
+// whether this node may answer (the leader, or a member serving a
+// follower fetch).
+func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, name string, p fetchsession.Partition, readCommitted bool, limit, total, maxBytes int, serve bool, epoch int32) int {
 	l, ok := b.store.Log(name, p.Partition)
-	if code := leaderCheck(ok, leader, p.CurrentLeaderEpoch, epoch); code != 0 {
+	if code := leaderCheck(ok, serve, p.CurrentLeaderEpoch, epoch); code != 0 {
 		sp.ErrorCode = code
 		return 0
 	}
@@ -203,6 +215,11 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, name strin
 		end = lso
 	}
 	if p.FetchOffset >= end && p.FetchOffset <= sp.HighWatermark || limit <= 0 && total > 0 {
+		return 0
+	}
+	if p.FetchOffset > sp.HighWatermark && !b.store.IsLeader() {
+		// A follower that has not applied that far yet: nothing to read
+		// here yet, which is not out of range (the leader may have it).
 		return 0
 	}
 	if limit <= 0 {
@@ -258,4 +275,45 @@ func truncateBatchesAt(data []byte, end int64) []byte {
 		n += int(h.Size())
 	}
 	return data[:n]
+}
+
+// pointToReplica answers a partition with the preferred read replica and
+// the leader's offsets, and no records, as Kafka's leader does.
+func (b *Broker) pointToReplica(sp *kmsg.FetchResponseTopicPartition, name string, p fetchsession.Partition, replica, epoch int32) {
+	l, ok := b.store.Log(name, p.Partition)
+	if code := leaderCheck(ok, true, p.CurrentLeaderEpoch, epoch); code != 0 {
+		sp.ErrorCode = code
+		return
+	}
+	sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = l.EndOffset(), b.store.LastStableOffset(name, p.Partition), l.StartOffset()
+	sp.PreferredReadReplica = replica
+}
+
+// preferredReadReplica is an in-sync member in the consumer's rack other
+// than this leader, or -1 when the leader is in that rack or none is.
+// Among several, the consumer's rack string picks one, so that one
+// consumer keeps reading from the same member.
+func (b *Broker) preferredReadReplica(rack string) int32 {
+	self := b.store.Self()
+	if self.Rack == rack {
+		return -1
+	}
+	now := time.Now()
+	var cands []int32
+	for _, br := range b.brokers() {
+		if br.Rack == rack && br.NodeID != self.NodeID && b.store.InSync(br.NodeID, b.cfg.ReplicaLag, now) {
+			cands = append(cands, br.NodeID)
+		}
+	}
+	if len(cands) == 0 {
+		return -1
+	}
+	h := 0
+	for _, c := range rack {
+		h = h*31 + int(c)
+	}
+	if h < 0 {
+		h = -h
+	}
+	return cands[h%len(cands)]
 }

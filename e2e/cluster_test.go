@@ -305,3 +305,76 @@ func TestClusterISR(t *testing.T) {
 		return len(r) == 3 && len(i) == 2, fmt.Sprintf("replicas %v isr %v", r, i)
 	})
 }
+
+// TestFollowerFetch: a consumer with client.rack set reads from the member
+// in its rack (KIP-392): the leader names it as the preferred read replica
+// and that member serves every record, up to what it has applied.
+func TestFollowerFetch(t *testing.T) {
+	racks := map[int32]string{1: "rack-a", 2: "rack-b", 3: "rack-c"}
+	nodes := startCluster(t, 3, func(c *node.Config) { c.Rack = racks[c.NodeID] })
+	var leader *node.Node
+	waitFor(t, 10*time.Second, "a leader with every member registered", func() (bool, string) {
+		for _, n := range nodes {
+			if n.Store().IsLeader() && len(n.Store().Brokers()) == 3 {
+				leader = n
+				return true, ""
+			}
+		}
+		return false, "not yet"
+	})
+	var far *node.Node
+	for _, n := range nodes {
+		if n != leader {
+			far = n
+			break
+		}
+	}
+	farRack := racks[far.Store().NodeID()]
+	prod := newKgo(t, leader.KafkaAddr(), kgo.DefaultProduceTopic("racked"), kgo.AllowAutoTopicCreation())
+	ctx := testCtx(t, 60*time.Second)
+	for i := range 100 {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Count the fetches each node answers.
+	before := map[int32]float64{}
+	for _, n := range nodes {
+		before[n.Store().NodeID()] = fetchCount(t, n.AdminAddr())
+	}
+	cons := newKgo(t, leader.KafkaAddr(), kgo.ConsumeTopics("racked"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.Rack(farRack), kgo.FetchMaxWait(100*time.Millisecond))
+	got := 0
+	for got < 100 {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d of 100", got)
+		}
+		fs.EachError(func(tp string, p int32, err error) { t.Fatalf("fetch %s/%d: %v", tp, p, err) })
+		got += len(fs.Records())
+	}
+	if got != 100 {
+		t.Fatalf("consumed %d records, want 100", got)
+	}
+	if served := fetchCount(t, far.AdminAddr()) - before[far.Store().NodeID()]; served < 1 {
+		t.Fatalf("the member in the consumer's rack answered %v fetches", served)
+	}
+}
+
+// fetchCount reads brokerd_requests_total{api="Fetch"} from /metrics.
+func fetchCount(t *testing.T, admin string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, `brokerd_requests_total{api="Fetch"} `); ok {
+			var f float64
+			fmt.Sscan(v, &f)
+			return f
+		}
+	}
+	return 0
+}

@@ -187,3 +187,15 @@ func (s *Store) Defaults() topic.Defaults {
 	defer s.fsm.mu.RUnlock()
 	return maps.Clone(s.fsm.defaults)
 }
+
+// Serving reports whether this node may serve reads as a follower: it is a
+// member that knows a leader and has applied entries of the current term's
+// cluster (a node that lost touch with its leader stops serving once its
+// election timeout notices).
+func (s *Store) Serving() bool {
+	if s.raft.State() != raft.Follower {
+		return s.IsLeader()
+	}
+	_, ok := s.Leader()
+	return ok
+}

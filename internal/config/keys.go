@@ -40,6 +40,8 @@ var brokerKeys = []Key{
 		Doc: "The data directory: partition logs, raft's log and the state DB. One directory (alias: log.dir)."},
 	{Name: "node.id", Default: "1", check: intRange(32, 1, 1<<31-1),
 		Doc: "This node's id, also its raft server id (alias: broker.id)."},
+	{Name: "broker.rack",
+		Doc: "This node's rack. A consumer that sets client.rack (KIP-392) is told to fetch from a member in its rack, which serves it up to what it has applied."},
 	{Name: "num.partitions", Default: "1", check: intRange(32, 1, 1<<31-1),
 		Doc: "Partitions of auto-created topics and of CreateTopics asking for the default."},
 	{Name: "default.replication.factor", Default: "1", check: intRange(16, 1, 1<<15-1),

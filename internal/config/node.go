@@ -42,6 +42,7 @@ func (c *Config) Node() (node.Config, error) {
 	cfg.OffsetsRetentionCheckInterval = c.millis("offsets.retention.check.interval.ms")
 	cfg.OffsetMetadataMaxBytes = int(c.Int("offset.metadata.max.bytes"))
 	cfg.ReplicaLag = c.millis("replica.lag.time.max.ms")
+	cfg.Rack = c.String("broker.rack")
 	cfg.ProducerIDExpiration = c.millis("producer.id.expiration.ms")
 	cfg.TransactionalIDExpiration = c.millis("transactional.id.expiration.ms")
 	cfg.ProducerExpirationCheck = c.millis("producer.id.expiration.check.interval.ms")

@@ -52,6 +52,8 @@ type Config struct {
 	OffsetMetadataMaxBytes        int
 	// ReplicaLag is replica.lag.time.max.ms.
 	ReplicaLag time.Duration
+	// Rack is broker.rack.
+	Rack string
 	// ProducerIDExpiration, TransactionalIDExpiration and
 	// ProducerExpirationCheck are producer.id.expiration.ms,
 	// transactional.id.expiration.ms and
@@ -182,7 +184,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		RaftAdvertise:             cfg.RaftAdvertise,
 		Peers:                     cfg.Peers,
 		Join:                      cfg.Join != "",
-		Broker:                    raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port), Admin: adminAdv},
+		Broker:                    raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port), Admin: adminAdv, Rack: cfg.Rack},
 		ClusterID:                 clusterID,
 		Defaults:                  cfg.TopicDefaults,
 		LogStore:                  cfg.LogStore,
@@ -257,7 +259,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	bg, cancelBG := context.WithCancel(context.Background())
 	n.bgCancel = cancelBG
-	go n.registerSelf(bg, raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port), Admin: adminAdv})
+	go n.registerSelf(bg, raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port), Admin: adminAdv, Rack: cfg.Rack})
 	go func() {
 		if err := n.kafka.Serve(); err != nil {
 			n.serveErr <- fmt.Errorf("kafka listener: %w", err)
