@@ -92,6 +92,7 @@ type brokerProc struct {
 	starts                         int
 	logFile                        *os.File
 	extraArgs                      []string
+	launched                       time.Time
 }
 
 func newBrokerProc(t testing.TB) *brokerProc {
@@ -143,6 +144,13 @@ func (b *brokerProc) running() bool {
 // start launches brokerd and waits until /readyz answers 200.
 func (b *brokerProc) start() {
 	b.t.Helper()
+	b.launch()
+	b.waitReady(60 * time.Second)
+}
+
+// launch starts the brokerd process without waiting for it.
+func (b *brokerProc) launch() {
+	b.t.Helper()
 	if b.running() {
 		b.t.Fatalf("brokerd already running")
 	}
@@ -163,30 +171,36 @@ func (b *brokerProc) start() {
 	}
 	b.cmd = cmd
 	b.exited = make(chan struct{})
+	b.launched = time.Now()
 	go func() {
 		b.waitErr = cmd.Wait()
 		close(b.exited)
 	}()
+}
 
-	began := time.Now()
-	deadline := began.Add(60 * time.Second)
+// waitReady waits until the launched process answers /readyz with 200.
+func (b *brokerProc) waitReady(limit time.Duration) {
+	b.t.Helper()
+	deadline := time.Now().Add(limit)
 	hc := &http.Client{Timeout: time.Second}
+	var err error
 	for {
 		select {
 		case <-b.exited:
 			b.t.Fatalf("brokerd (start #%d) exited before it was ready: %v", b.starts, b.waitErr)
 		default:
 		}
-		resp, err := hc.Get("http://" + b.adminAddr() + "/readyz")
+		var resp *http.Response
+		resp, err = hc.Get("http://" + b.adminAddr() + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				b.t.Logf("brokerd start #%d ready after %s", b.starts, time.Since(began).Round(time.Millisecond))
+				b.t.Logf("brokerd start #%d ready after %s", b.starts, time.Since(b.launched).Round(time.Millisecond))
 				return
 			}
 		}
 		if time.Now().After(deadline) {
-			b.t.Fatalf("brokerd (start #%d) not ready after 60s (last: %v)", b.starts, err)
+			b.t.Fatalf("brokerd (start #%d) not ready after %s (last: %v)", b.starts, limit, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -1,0 +1,249 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Fault tests on a three-node cluster of real brokerd processes on
+// 127.0.0.1. Each runs an idempotent acks=all producer through the faults
+// and ends with a healed phase that reads everything back: every
+// acknowledged record must be there once, at its acknowledged offset.
+// `go test` runs short versions; BROKERD_LONG_TESTS=1 (set by .ci/run)
+// runs them for longer.
+
+type procCluster struct {
+	t     *testing.T
+	nodes []*brokerProc
+}
+
+func newProcCluster(t *testing.T, size int, extra ...string) *procCluster {
+	t.Helper()
+	c := &procCluster{t: t}
+	var peers []string
+	for i := 0; i < size; i++ {
+		bp := newBrokerProc(t)
+		c.nodes = append(c.nodes, bp)
+		peers = append(peers, fmt.Sprintf("%d@127.0.0.1:%d", i+1, bp.raftPort))
+	}
+	for i, bp := range c.nodes {
+		bp.extraArgs = append([]string{"--node-id", strconv.Itoa(i + 1), "--peers", strings.Join(peers, ",")}, extra...)
+	}
+	for _, bp := range c.nodes {
+		bp.launch()
+	}
+	for _, bp := range c.nodes {
+		bp.waitReady(60 * time.Second)
+	}
+	return c
+}
+
+func (c *procCluster) seeds() []string {
+	var out []string
+	for _, bp := range c.nodes {
+		out = append(out, bp.kafkaAddr())
+	}
+	return out
+}
+
+// leader asks the running members which node leads; -1 if none knows.
+func (c *procCluster) leader() int {
+	hc := &http.Client{Timeout: time.Second}
+	for _, bp := range c.nodes {
+		if !bp.running() {
+			continue
+		}
+		resp, err := hc.Get("http://" + bp.adminAddr() + "/v1/cluster")
+		if err != nil {
+			continue
+		}
+		var st struct {
+			LeaderID int32 `json:"leader_id"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if err == nil && st.LeaderID > 0 && c.nodes[st.LeaderID-1].running() {
+			return int(st.LeaderID - 1)
+		}
+	}
+	return -1
+}
+
+func (c *procCluster) waitLeader(limit time.Duration) int {
+	c.t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if l := c.leader(); l >= 0 {
+			return l
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("no leader within %s", limit)
+	return -1
+}
+
+// loadProducer produces numbered records through faults until stopped.
+type loadProducer struct {
+	ledger   *ackLedger
+	stopping atomic.Bool
+	wg       sync.WaitGroup
+	cl       *kgo.Client
+	produced atomic.Int64
+}
+
+func startLoad(t *testing.T, c *procCluster, topic string, rate float64) *loadProducer {
+	t.Helper()
+	logs := &logBuffer{}
+	dumpOnFailure(t, "producer (franz-go) log", logs.String)
+	lp := &loadProducer{ledger: newAckLedger()}
+	lp.cl = newKgo(t, c.seeds()[0],
+		kgo.SeedBrokers(c.seeds()...),
+		kgo.WithLogger(kgoLogger{logs}),
+		kgo.DefaultProduceTopic(topic),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.MaxBufferedRecords(2000),
+		kgo.ProducerLinger(time.Millisecond),
+		kgo.RecordDeliveryTimeout(2*time.Minute),
+		kgo.RetryTimeout(2*time.Minute),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond }),
+	)
+	lp.wg.Add(1)
+	go func() {
+		defer lp.wg.Done()
+		began := time.Now()
+		for n := 0; !lp.stopping.Load(); n++ {
+			if n%20 == 0 {
+				if ahead := time.Duration(float64(n)/rate*float64(time.Second)) - time.Since(began); ahead > 0 {
+					time.Sleep(ahead)
+				}
+			}
+			v := fmt.Sprintf("v-%09d", n)
+			lp.cl.Produce(context.Background(), &kgo.Record{Key: []byte(v[len(v)-2:]), Value: []byte(v)}, lp.ledger.promise)
+			lp.produced.Add(1)
+		}
+	}()
+	return lp
+}
+
+// stop ends the load and waits for every record in flight to be acked or
+// to fail.
+func (lp *loadProducer) stop(t *testing.T) {
+	t.Helper()
+	lp.stopping.Store(true)
+	lp.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := lp.cl.Flush(ctx); err != nil {
+		t.Fatalf("flush the producer: %v", err)
+	}
+}
+
+// checkHealed reads the topic back from every node in turn and checks the
+// ledger against each.
+func checkHealed(t *testing.T, c *procCluster, lp *loadProducer, topic string, strict bool) {
+	t.Helper()
+	acked, failed := lp.ledger.counts()
+	t.Logf("%d produced, %d acknowledged, %d failed", lp.produced.Load(), acked, failed)
+	if acked == 0 {
+		t.Fatal("nothing was acknowledged")
+	}
+	if strict && failed > 0 {
+		t.Fatalf("%d produces failed; first: %v", failed, lp.ledger.firstErrors(5))
+	}
+	where, _ := readEverything(t, c.nodes[c.waitLeader(30*time.Second)].kafkaAddr(), topic)
+	verifyLedger(t, lp.ledger, where, "after healing")
+}
+
+func createClusterTopic(t *testing.T, c *procCluster, name string, partitions int32) {
+	t.Helper()
+	cl := newKgo(t, c.seeds()[0], kgo.SeedBrokers(c.seeds()...))
+	createTopic(t, kadm.NewClient(cl), name, partitions, nil)
+}
+
+// TestFaultKillLeader: SIGKILL the leader every few seconds and restart it
+// two seconds later. Nothing acknowledged may be lost, duplicated or moved.
+func TestFaultKillLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault test")
+	}
+	dur, every := 15*time.Second, 5*time.Second
+	if longTests() {
+		dur = 60 * time.Second
+	}
+	c := newProcCluster(t, 3)
+	createClusterTopic(t, c, "kill-leader", 3)
+	lp := startLoad(t, c, "kill-leader", 2000)
+	end := time.Now().Add(dur)
+	for time.Now().Before(end) {
+		time.Sleep(every - 2*time.Second)
+		l := c.waitLeader(30 * time.Second)
+		killed := time.Now()
+		c.nodes[l].kill()
+		time.Sleep(2 * time.Second)
+		c.nodes[l].launch()
+		nl := c.waitLeader(30 * time.Second)
+		t.Logf("killed leader %d; node %d leads %s later", l+1, nl+1, time.Since(killed).Round(time.Millisecond))
+	}
+	for _, bp := range c.nodes {
+		bp.waitReady(60 * time.Second)
+	}
+	lp.stop(t)
+	checkHealed(t, c, lp, "kill-leader", false)
+}
+
+// TestFaultKillAll: SIGKILL all three at once under load and restart them:
+// every acknowledged record is there.
+func TestFaultKillAll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault test")
+	}
+	c := newProcCluster(t, 3)
+	createClusterTopic(t, c, "kill-all", 3)
+	lp := startLoad(t, c, "kill-all", 3000)
+	time.Sleep(3 * time.Second)
+	for _, bp := range c.nodes {
+		bp.kill()
+	}
+	for _, bp := range c.nodes {
+		bp.launch()
+	}
+	for _, bp := range c.nodes {
+		bp.waitReady(60 * time.Second)
+	}
+	time.Sleep(time.Second)
+	lp.stop(t)
+	checkHealed(t, c, lp, "kill-all", false)
+}
+
+// TestFaultRollingRestart: SIGTERM and restart each node in turn under
+// load. SIGTERM hands leadership over first, so no produce may fail.
+func TestFaultRollingRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault test")
+	}
+	c := newProcCluster(t, 3)
+	createClusterTopic(t, c, "rolling", 3)
+	lp := startLoad(t, c, "rolling", 2000)
+	for _, bp := range c.nodes {
+		time.Sleep(1500 * time.Millisecond)
+		if code := bp.term(45 * time.Second); code != 0 {
+			t.Fatalf("brokerd exited %d after SIGTERM:\n%s", code, bp.logTail(3000))
+		}
+		bp.start()
+	}
+	time.Sleep(time.Second)
+	lp.stop(t)
+	checkHealed(t, c, lp, "rolling", true)
+}
