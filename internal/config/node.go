@@ -65,6 +65,9 @@ func (c *Config) Node() (node.Config, error) {
 		return cfg, badValue(s.Origin, s.Key, s.Value, fmt.Errorf("give brokerd.raft.join or brokerd.raft.peers, not both"))
 	}
 	cfg.LogStore = c.String("brokerd.raft.log.store")
+	cfg.SnapshotBytes = c.Int("brokerd.raft.snapshot.bytes")
+	cfg.SnapshotInterval = c.millis("brokerd.raft.snapshot.interval.ms")
+	cfg.TrailingLogs = uint64(c.Int("brokerd.raft.trailing.logs"))
 	cfg.AdminAddr = c.String("brokerd.admin.listener")
 	cfg.NoPartitionMetrics = !c.Bool("brokerd.metrics.partition.enable")
 	cfg.TopicDefaults = c.TopicDefaults()

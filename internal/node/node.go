@@ -35,6 +35,11 @@ type Config struct {
 	// RaftAddr).
 	RaftAdvertise string
 	Peers         []raftstore.Peer
+	// SnapshotBytes, SnapshotInterval and TrailingLogs tune when raft
+	// snapshots and how much log it keeps (zero: the defaults).
+	SnapshotBytes    int64
+	SnapshotInterval time.Duration
+	TrailingLogs     uint64
 	// Join is a member's admin address to join a running cluster through;
 	// the node then starts without bootstrapping a group of its own.
 	Join string
@@ -184,6 +189,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		RaftAdvertise:             cfg.RaftAdvertise,
 		Peers:                     cfg.Peers,
 		Join:                      cfg.Join != "",
+		SnapshotBytes:             cfg.SnapshotBytes,
+		SnapshotInterval:          cfg.SnapshotInterval,
+		TrailingLogs:              cfg.TrailingLogs,
 		Broker:                    raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port), Admin: adminAdv, Rack: cfg.Rack},
 		ClusterID:                 clusterID,
 		Defaults:                  cfg.TopicDefaults,
