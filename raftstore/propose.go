@@ -115,8 +115,17 @@ func (s *Store) Produce(ctx context.Context, now int64, batches []ProduceBatch) 
 const MaxBatchBytes = 32 << 20
 
 // maxEntryBytes is how many batch bytes share one raft entry; a produce
-// request with more is split into several entries, applied in order.
-const maxEntryBytes = 32 << 20
+// request with more is split into several entries, applied in order. With
+// maxAppendEntries it bounds one AppendEntries RPC to a follower: entries
+// of many MiB times hundreds made RPCs of hundreds of MiB that timed out
+// on the transport and stalled a follower's catch-up. (One batch is never
+// split, so an entry may reach MaxBatchBytes when max.message.bytes
+// allows batches that large.)
+const maxEntryBytes = 4 << 20
+
+// maxAppendEntries is raft's MaxAppendEntries: at most this many entries
+// (of at most maxEntryBytes, normally) go in one AppendEntries RPC.
+const maxAppendEntries = 64
 
 // chunkBatches splits batches into groups of at most maxEntryBytes (a
 // single batch is never split).

@@ -206,7 +206,7 @@ func (s *Store) startRaft() error {
 	rc.NoSnapshotRestoreOnStart = true
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
 	rc.TrailingLogs = cfg.TrailingLogs
-	rc.MaxAppendEntries = 512
+	rc.MaxAppendEntries = maxAppendEntries
 	rc.BatchApplyCh = true
 	if len(cfg.Peers) <= 1 && !cfg.Join {
 		// A one-member group has nobody to wait for.
