@@ -11,16 +11,7 @@ import (
 
 func openWithDefaults(t *testing.T, dir string, d topic.Defaults) *Store {
 	t.Helper()
-	s, err := Open(Config{NodeID: 1, DataDir: dir, RaftAddr: "127.0.0.1:0", Broker: BrokerInfo{NodeID: 1, Host: "127.0.0.1", Port: 9092}, Defaults: d, Logger: testLogger()})
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := s.WaitLeader(ctx); err != nil {
-		t.Fatalf("wait leader: %v", err)
-	}
-	return s
+	return openTuned(t, dir, func(c *Config) { c.Defaults = d })
 }
 
 // TestTopicDefaultsReplicated: the segment and retention settings apply
