@@ -50,6 +50,9 @@ func (f *fsm) writeInstallState(st installState) error {
 // install swaps in the staged state of manifest m and reloads the FSM from
 // it.
 func (f *fsm) install(raw []byte, m *manifest, staging string) error {
+	if err := checkStaged(staging, m); err != nil {
+		return fmt.Errorf("staged snapshot at index %d: %w", m.AppliedIndex, err)
+	}
 	st := installState{Index: m.AppliedIndex, Phase: "A", Staging: filepath.Base(staging), Manifest: raw}
 	if err := f.writeInstallState(st); err != nil {
 		return err
@@ -86,7 +89,10 @@ func (f *fsm) finishInstall(st installState, m *manifest) error {
 		return err
 	}
 	for key, mp := range m.Partitions {
-		name, idx := splitPartKey(key)
+		name, idx, err := parsePartKey(key)
+		if err != nil {
+			return err
+		}
 		dir := filepath.Join(f.dataDir, topic.PartitionDir(name, idx))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("create %s: %w", dir, err)
@@ -156,6 +162,9 @@ func (f *fsm) resumeInstall() error {
 	var m manifest
 	if err := json.Unmarshal(st.Manifest, &m); err != nil {
 		return fmt.Errorf("decode install marker's manifest: %w", err)
+	}
+	if err := m.validate(); err != nil {
+		return fmt.Errorf("install marker's manifest: %w", err)
 	}
 	f.logger.Warn("finishing a snapshot install interrupted by a crash", "applied_index", st.Index, "phase", st.Phase)
 	return f.finishInstall(st, &m)
@@ -272,14 +281,14 @@ func (s *Store) installPending(snaps *snapshotStore) error {
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", list[0].ID, err)
 	}
-	var m manifest
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("snapshot %s: decode manifest: %w", list[0].ID, err)
+	m, err := decodeManifest(raw)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", list[0].ID, err)
 	}
 	staging := stagingDir(s.fsm.dataDir, m.AppliedIndex)
 	if m.AppliedIndex <= s.fsm.applied || !stagingComplete(staging) {
 		return nil // checkSnapshotGap decides
 	}
 	s.logger.Warn("installing a snapshot received before a crash", "applied_index", m.AppliedIndex)
-	return s.fsm.install(raw, &m, staging)
+	return s.fsm.install(raw, m, staging)
 }

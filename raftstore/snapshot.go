@@ -97,9 +97,9 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	var m manifest
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("restore: decode manifest: %w", err)
+	m, err := decodeManifest(raw)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
 	}
 	if m.AppliedIndex <= f.applied {
 		// Our checkpoint already covers it.
@@ -109,7 +109,12 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if !stagingComplete(staging) {
 		return fmt.Errorf("restore: snapshot at index %d: %w", m.AppliedIndex, errNoStaging)
 	}
-	if err := f.install(raw, &m, staging); err != nil {
+	// Checked here too so that a bad staging directory fails this install
+	// (raft sends the snapshot again) instead of stopping the node.
+	if err := checkStaged(staging, m); err != nil {
+		return fmt.Errorf("restore: snapshot at index %d: %w", m.AppliedIndex, err)
+	}
+	if err := f.install(raw, m, staging); err != nil {
 		// A half-done install resumes at the next start (installMarker);
 		// this node must not go on with what it holds now.
 		return f.fail(fmt.Errorf("install snapshot at index %d: %w", m.AppliedIndex, err))

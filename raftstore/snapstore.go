@@ -2,7 +2,6 @@ package raftstore
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -73,11 +72,14 @@ func (s *snapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("snapshot %s: %w", id, err)
 	}
-	var m manifest
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, nil, fmt.Errorf("snapshot %s: decode manifest: %w", id, err)
+	m, err := decodeManifest(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("snapshot %s: %w", id, err)
 	}
-	files := manifestFiles(&m)
+	files, err := manifestFiles(m)
+	if err != nil {
+		return nil, nil, fmt.Errorf("snapshot %s: %w", id, err)
+	}
 	head := snapHead(flagFiles, raw)
 	size := int64(len(head)) + int64(len(snapEnd))
 	for _, f := range files {
@@ -107,7 +109,10 @@ type snapshotSink struct {
 	out      *os.File
 	left     int64
 	staging  string
-	err      error
+	// want holds the segment files the manifest names that have not
+	// arrived yet, with their sizes.
+	want map[string]int64
+	err  error
 }
 
 type sinkState int8
@@ -159,7 +164,9 @@ func (s *snapshotSink) consume(p []byte) error {
 				return err
 			}
 			s.files, s.mleft = flags&flagFiles != 0, n
-			s.manifest = make([]byte, 0, n)
+			// The declared length is only a bound: the buffer grows as
+			// bytes arrive.
+			s.manifest = make([]byte, 0, min(n, manifestInitialCap))
 			s.state = sinkManifest
 		case sinkManifest:
 			k := min(uint64(len(p)), s.mleft)
@@ -206,9 +213,10 @@ func (s *snapshotSink) consume(p []byte) error {
 			if err := checkSnapFileName(s.name); err != nil {
 				return err
 			}
-			if size > maxSnapFileBytes {
-				return fmt.Errorf("%w: file %s of %d bytes", errBadSnapshot, s.name, size)
+			if want, ok := s.want[s.name]; !ok || uint64(want) != size {
+				return fmt.Errorf("%w: file %s of %d bytes is not in the manifest (or not at that size, or sent twice)", errBadSnapshot, s.name, size)
 			}
+			delete(s.want, s.name)
 			if err := s.openFile(); err != nil {
 				return err
 			}
@@ -239,12 +247,20 @@ func (s *snapshotSink) consume(p []byte) error {
 
 // startStaging clears a staging directory for the manifest's index (and
 // any left by older installs) and creates it.
+// The manifest is validated first: nothing is written from a stream
+// whose manifest is malformed.
 func (s *snapshotSink) startStaging() error {
-	var m struct {
-		AppliedIndex uint64 `json:"applied_index"`
+	m, err := decodeManifest(s.manifest)
+	if err != nil {
+		return err
 	}
-	if err := json.Unmarshal(s.manifest, &m); err != nil {
-		return fmt.Errorf("%w: manifest: %v", errBadSnapshot, err)
+	files, err := manifestFiles(m)
+	if err != nil {
+		return err
+	}
+	s.want = make(map[string]int64, len(files))
+	for _, f := range files {
+		s.want[f.name] = f.size
 	}
 	if err := removeStaging(s.dataDir); err != nil {
 		return err
@@ -315,6 +331,16 @@ func (s *snapshotSink) Close() error {
 }
 
 func (s *snapshotSink) sealStaging() error {
+	if len(s.want) > 0 {
+		return fmt.Errorf("%w: %d segment files the manifest names did not arrive", errBadSnapshot, len(s.want))
+	}
+	m, err := decodeManifest(s.manifest)
+	if err != nil {
+		return err
+	}
+	if err := checkStaged(s.staging, m); err != nil {
+		return err
+	}
 	ents, err := os.ReadDir(s.staging)
 	if err != nil {
 		return fmt.Errorf("read staging directory: %w", err)
@@ -342,6 +368,57 @@ func (s *snapshotSink) Cancel() error {
 		}
 	}
 	return s.SnapshotSink.Cancel()
+}
+
+// checkStaged compares a staging directory with the segment files manifest
+// m names: each is present at exactly its size, and nothing else is there.
+// It runs before the directory is marked complete and again before an
+// install starts, so a short or mixed-up transfer never replaces the
+// node's data.
+func checkStaged(staging string, m *manifest) error {
+	files, err := manifestFiles(m)
+	if err != nil {
+		return err
+	}
+	want := make(map[string]int64, len(files))
+	for _, f := range files {
+		want[f.name] = f.size
+	}
+	dirs, err := os.ReadDir(staging)
+	if err != nil {
+		return fmt.Errorf("read staging directory: %w", err)
+	}
+	for _, d := range dirs {
+		if d.Name() == completeMarker {
+			continue
+		}
+		if !d.IsDir() || !isPartitionDir(d.Name()) {
+			return fmt.Errorf("%w: staging directory holds %s", errBadSnapshot, d.Name())
+		}
+		ents, err := os.ReadDir(filepath.Join(staging, d.Name()))
+		if err != nil {
+			return fmt.Errorf("read staging directory: %w", err)
+		}
+		for _, e := range ents {
+			name := d.Name() + "/" + e.Name()
+			size, ok := want[name]
+			if !ok {
+				return fmt.Errorf("%w: staged file %s is not in the manifest", errBadSnapshot, name)
+			}
+			fi, err := e.Info()
+			if err != nil {
+				return fmt.Errorf("stat staged %s: %w", name, err)
+			}
+			if !fi.Mode().IsRegular() || fi.Size() != size {
+				return fmt.Errorf("%w: staged file %s holds %d bytes, the manifest says %d", errBadSnapshot, name, fi.Size(), size)
+			}
+			delete(want, name)
+		}
+	}
+	for name := range want {
+		return fmt.Errorf("%w: segment file %s (and %d more) did not arrive", errBadSnapshot, name, len(want)-1)
+	}
+	return nil
 }
 
 var errNoStaging = errors.New("the snapshot's segment files did not arrive")

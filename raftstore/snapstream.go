@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/brokerd/brokerd/log"
@@ -36,7 +35,10 @@ const (
 	// snapHeadSize is magic, version, flags and the manifest length.
 	snapHeadSize = 8 + 4 + 4 + 8
 	// maxManifestBytes bounds what a stream may declare for its manifest.
-	maxManifestBytes = 1 << 30
+	maxManifestBytes = 256 << 20
+	// manifestInitialCap is what a receiver allocates for a manifest
+	// before its bytes arrive.
+	manifestInitialCap = 64 << 10
 	// maxSnapFileBytes bounds one segment file in a stream.
 	maxSnapFileBytes = 1 << 40
 )
@@ -100,8 +102,8 @@ func (f snapFile) recordSize() int64 { return 2 + int64(len(f.name)) + 8 + f.siz
 
 // manifestFiles lists the segment files a follower needs to hold the
 // manifest's partitions: every segment with data at or above the start
-// offset, up to the size it had at the snapshot.
-func manifestFiles(m *manifest) []snapFile {
+// offset, up to the size it had at the snapshot. m has been validated.
+func manifestFiles(m *manifest) ([]snapFile, error) {
 	keys := make([]string, 0, len(m.Partitions))
 	for k := range m.Partitions {
 		keys = append(keys, k)
@@ -110,7 +112,10 @@ func manifestFiles(m *manifest) []snapFile {
 	var out []snapFile
 	for _, k := range keys {
 		mp := m.Partitions[k]
-		name, idx := splitPartKey(k)
+		name, idx, err := parsePartKey(k)
+		if err != nil {
+			return nil, err
+		}
 		dir := topic.PartitionDir(name, idx)
 		for _, s := range mp.Segments {
 			if s.Size <= 0 || s.NextOffset <= mp.StartOffset {
@@ -119,14 +124,7 @@ func manifestFiles(m *manifest) []snapFile {
 			out = append(out, snapFile{name: dir + "/" + log.SegmentFileName(s.BaseOffset), size: s.Size})
 		}
 	}
-	return out
-}
-
-// splitPartKey undoes partKey.
-func splitPartKey(k string) (string, int32) {
-	i := strings.LastIndexByte(k, '/')
-	n, _ := strconv.Atoi(k[i+1:])
-	return k[:i], int32(n)
+	return out, nil
 }
 
 // checkSnapFileName accepts only "<partition dir>/<20 digits>.log": a
