@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -142,12 +143,15 @@ func checkSnapFileName(name string) error {
 	return nil
 }
 
-// fileStreamReader streams a manifest's segment files after its head. The
-// files are opened together when the first is reached, which pins their
-// bytes: retention or a topic deletion that unlinks one afterwards does not
-// take them from a transfer under way. A file missing by then, or shorter
-// than the manifest says, fails the transfer (raft retries with a newer
-// snapshot).
+// fileStreamReader streams a manifest's segment files after its head.
+// When the first is reached, every file is hard-linked into a pin
+// directory of its own: that pins the bytes without holding a file
+// descriptor per segment, so retention, DeleteRecords or a topic deletion
+// that unlinks a segment afterwards does not take it from a transfer under
+// way. The files are then read from the pins one at a time. A file
+// missing by then, or shorter than the manifest says, fails the transfer
+// (raft retries with a newer snapshot). Close removes the pins; a crash
+// leaves them to removePins at the next start.
 type fileStreamReader struct {
 	dataDir string
 	// stale is called when a file the manifest names is gone: a newer
@@ -155,12 +159,41 @@ type fileStreamReader struct {
 	stale   func()
 	head    []byte
 	files   []snapFile
-	open    []*os.File
-	i       int    // current file
-	hdr     []byte // pending record header
-	left    int64  // data bytes left of file i
+	pins    string   // pin directory, once started
+	cur     *os.File // file i, open
+	i       int      // current file
+	hdr     []byte   // pending record header
+	left    int64    // data bytes left of file i
 	started bool
 	tail    []byte
+}
+
+// pinPrefix names a pin directory in the data directory.
+const pinPrefix = ".snappin."
+
+// pinName is the name of segment file f inside a pin directory.
+func pinName(f snapFile) string { return strings.ReplaceAll(f.name, "/", "_") }
+
+// pin hard-links every file into a new pin directory.
+func (r *fileStreamReader) pin() error {
+	dir, err := os.MkdirTemp(r.dataDir, pinPrefix)
+	if err != nil {
+		return fmt.Errorf("snapshot: create pin directory: %w", err)
+	}
+	r.pins = dir
+	for _, f := range r.files {
+		err := os.Link(filepath.Join(r.dataDir, filepath.FromSlash(f.name)), filepath.Join(dir, pinName(f)))
+		if errors.Is(err, fs.ErrNotExist) {
+			if r.stale != nil {
+				r.stale()
+			}
+			return fmt.Errorf("snapshot segment %s (removed since the snapshot; a newer one is being taken): %w", f.name, err)
+		}
+		if err != nil {
+			return fmt.Errorf("snapshot: pin segment %s: %w", f.name, err)
+		}
+	}
+	return nil
 }
 
 func (r *fileStreamReader) Read(p []byte) (int, error) {
@@ -171,17 +204,14 @@ func (r *fileStreamReader) Read(p []byte) (int, error) {
 	}
 	if !r.started {
 		r.started = true
-		for _, f := range r.files {
-			fh, err := os.Open(filepath.Join(r.dataDir, filepath.FromSlash(f.name)))
-			if err != nil {
-				if r.stale != nil {
-					r.stale()
-				}
-				return 0, fmt.Errorf("snapshot segment %s (removed since the snapshot; a newer one is being taken): %w", f.name, err)
+		if len(r.files) > 0 {
+			if err := r.pin(); err != nil {
+				return 0, err
 			}
-			r.open = append(r.open, fh)
 		}
-		r.nextFile()
+		if err := r.nextFile(); err != nil {
+			return 0, err
+		}
 	}
 	for r.i < len(r.files) {
 		if len(r.hdr) > 0 {
@@ -192,7 +222,7 @@ func (r *fileStreamReader) Read(p []byte) (int, error) {
 		if r.left > 0 {
 			want := min(int64(len(p)), r.left)
 			off := r.files[r.i].size - r.left
-			n, err := r.open[r.i].ReadAt(p[:want], off)
+			n, err := r.cur.ReadAt(p[:want], off)
 			r.left -= int64(n)
 			if n > 0 {
 				return n, nil
@@ -203,7 +233,9 @@ func (r *fileStreamReader) Read(p []byte) (int, error) {
 			return 0, fmt.Errorf("snapshot segment %s: %w", r.files[r.i].name, err)
 		}
 		r.i++
-		r.nextFile()
+		if err := r.nextFile(); err != nil {
+			return 0, err
+		}
 	}
 	if len(r.tail) > 0 {
 		n := copy(p, r.tail)
@@ -213,22 +245,56 @@ func (r *fileStreamReader) Read(p []byte) (int, error) {
 	return 0, io.EOF
 }
 
-func (r *fileStreamReader) nextFile() {
+// nextFile closes the file before i and opens file i from its pin.
+func (r *fileStreamReader) nextFile() error {
+	if r.cur != nil {
+		err := r.cur.Close()
+		r.cur = nil
+		if err != nil {
+			return fmt.Errorf("snapshot segment: %w", err)
+		}
+	}
 	if r.i >= len(r.files) {
-		return
+		return nil
 	}
 	f := r.files[r.i]
+	fh, err := os.Open(filepath.Join(r.pins, pinName(f)))
+	if err != nil {
+		return fmt.Errorf("snapshot segment %s: %w", f.name, err)
+	}
+	r.cur = fh
 	h := binary.BigEndian.AppendUint16(nil, uint16(len(f.name)))
 	h = append(h, f.name...)
 	r.hdr = binary.BigEndian.AppendUint64(h, uint64(f.size))
 	r.left = f.size
+	return nil
 }
 
 func (r *fileStreamReader) Close() error {
 	var errs []error
-	for _, f := range r.open {
-		errs = append(errs, f.Close())
+	if r.cur != nil {
+		errs = append(errs, r.cur.Close())
+		r.cur = nil
 	}
-	r.open = nil
+	if r.pins != "" {
+		errs = append(errs, os.RemoveAll(r.pins))
+		r.pins = ""
+	}
 	return errors.Join(errs...)
+}
+
+// removePins removes the pin directories a crash left in dataDir.
+func removePins(dataDir string) error {
+	ents, err := os.ReadDir(dataDir)
+	if err != nil {
+		return fmt.Errorf("read data dir: %w", err)
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), pinPrefix) {
+			if err := os.RemoveAll(filepath.Join(dataDir, e.Name())); err != nil {
+				return fmt.Errorf("remove snapshot pins %s: %w", e.Name(), err)
+			}
+		}
+	}
+	return nil
 }

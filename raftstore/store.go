@@ -189,6 +189,9 @@ func (s *Store) startRaft() error {
 	if err != nil {
 		return fmt.Errorf("open snapshot store: %w", err)
 	}
+	if err := removePins(cfg.DataDir); err != nil {
+		return err
+	}
 	snaps := &snapshotStore{inner: fileSnaps, dataDir: cfg.DataDir, logger: s.logger, stale: s.requestSnapshot}
 	adv, err := net.ResolveTCPAddr("tcp", cfg.RaftAdvertise)
 	if err != nil {
