@@ -60,10 +60,14 @@ func (s *Store) watchContacts() {
 	}
 }
 
-// InSync reports whether member id is in sync: the leader itself, or a
-// voter the leader has heard from within the lag. A node that does not
-// lead cannot tell and says every voter is.
+// InSync reports whether member id is in sync: a current voter that is the
+// leader itself, or one the leader has heard from within the lag. A
+// removed node, a non-voter or an unknown id never is. A node that does
+// not lead cannot tell and says every voter is.
 func (s *Store) InSync(id int32, lag time.Duration, now time.Time) bool {
+	if !s.isVoter(id) {
+		return false
+	}
 	if !s.IsLeader() || id == s.cfg.NodeID {
 		return true
 	}
@@ -71,6 +75,32 @@ func (s *Store) InSync(id int32, lag time.Duration, now time.Time) bool {
 	last, failing := s.contacts.failing[id]
 	s.contacts.mu.Unlock()
 	return !failing || now.Sub(last) <= lag
+}
+
+// isVoter reports whether id is a voter in raft's latest configuration.
+func (s *Store) isVoter(id int32) bool {
+	srv, ok := s.server(id)
+	return ok && srv.Suffrage == raft.Voter
+}
+
+// isMember reports whether id is in raft's latest configuration.
+func (s *Store) isMember(id int32) bool {
+	_, ok := s.server(id)
+	return ok
+}
+
+func (s *Store) server(id int32) (raft.Server, bool) {
+	f := s.raft.GetConfiguration()
+	if f.Error() != nil {
+		return raft.Server{}, false
+	}
+	sid := raft.ServerID(strconv.Itoa(int(id)))
+	for _, srv := range f.Configuration().Servers {
+		if srv.ID == sid {
+			return srv, true
+		}
+	}
+	return raft.Server{}, false
 }
 
 // Voters lists the node ids of raft's voters, sorted.

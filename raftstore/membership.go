@@ -51,9 +51,16 @@ type Member struct {
 
 // Members lists raft's configuration, sorted by node id.
 func (s *Store) Members() ([]Member, error) {
+	ms, _, err := s.MembersAt()
+	return ms, err
+}
+
+// MembersAt lists raft's latest configuration, sorted by node id, and the
+// raft index it was written at.
+func (s *Store) MembersAt() ([]Member, uint64, error) {
 	f := s.raft.GetConfiguration()
 	if err := f.Error(); err != nil {
-		return nil, fmt.Errorf("raft configuration: %w", err)
+		return nil, 0, fmt.Errorf("raft configuration: %w", err)
 	}
 	leader, _ := s.Leader()
 	s.fsm.mu.RLock()
@@ -68,7 +75,7 @@ func (s *Store) Members() ([]Member, error) {
 		out = append(out, Member{NodeID: int32(id), RaftAddr: string(srv.Address), Suffrage: srv.Suffrage.String(), Leader: int32(id) == leader, Broker: b, Registered: ok})
 	}
 	slices.SortFunc(out, func(a, b Member) int { return int(a.NodeID - b.NodeID) })
-	return out, nil
+	return out, f.Index(), nil
 }
 
 // AddVoter adds a node to the cluster as a voter (the leader only). Adding
@@ -85,7 +92,8 @@ func (s *Store) AddVoter(ctx context.Context, id int32, addr string) error {
 }
 
 // RemoveMember removes a node from the cluster (the leader only). The
-// node's registration goes with it.
+// node's registration goes with it: proposed here, or, when the leader
+// removed itself and stepped down, by the next leader (pruneRegistrations).
 func (s *Store) RemoveMember(ctx context.Context, id int32) error {
 	if !s.IsLeader() {
 		return ErrNotLeader
@@ -94,7 +102,44 @@ func (s *Store) RemoveMember(ctx context.Context, id int32) error {
 	if err := s.await(ctx, f); err != nil {
 		return err
 	}
+	if id == s.cfg.NodeID {
+		return nil
+	}
 	return s.proposeJSON(ctx, cmdUnregisterBroker, unregisterBrokerCmd{NodeID: id})
+}
+
+// pruneRegistrations unregisters brokers that are no longer in raft's
+// configuration (the leader only). A removal whose unregister was lost (a
+// leader that removed itself, a proposal that timed out) is finished here.
+func (s *Store) pruneRegistrations(ctx context.Context) error {
+	if !s.IsLeader() {
+		return nil
+	}
+	f := s.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return fmt.Errorf("raft configuration: %w", err)
+	}
+	members := map[int32]bool{}
+	for _, srv := range f.Configuration().Servers {
+		if id, err := strconv.Atoi(string(srv.ID)); err == nil {
+			members[int32(id)] = true
+		}
+	}
+	var gone []int32
+	s.fsm.mu.RLock()
+	for id := range s.fsm.brokers {
+		if !members[id] {
+			gone = append(gone, id)
+		}
+	}
+	s.fsm.mu.RUnlock()
+	for _, id := range gone {
+		s.logger.Info("unregistering a broker that is no longer a member", "node_id", id)
+		if err := s.proposeJSON(ctx, cmdUnregisterBroker, unregisterBrokerCmd{NodeID: id}); err != nil {
+			return fmt.Errorf("unregister node %d: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // TransferLeadershipTo hands leadership to a given voter.
@@ -122,8 +167,13 @@ func (s *Store) TransferLeadershipTo(ctx context.Context, id int32) error {
 	return fmt.Errorf("%w: node %d is not a member", ErrUnknownMember, id)
 }
 
-// RegisterBroker records a node's Kafka identity (the leader only).
+// RegisterBroker records a node's Kafka identity (the leader only). Only a
+// member may register: a removed node that has not noticed yet must not
+// come back into Metadata.
 func (s *Store) RegisterBroker(ctx context.Context, b BrokerInfo) error {
+	if !s.isMember(b.NodeID) {
+		return fmt.Errorf("%w: node %d is not in raft's configuration", ErrUnknownMember, b.NodeID)
+	}
 	return s.proposeJSON(ctx, cmdRegisterBroker, registerBrokerCmd{Broker: b})
 }
 

@@ -295,6 +295,9 @@ func (s *Store) background() {
 				if err := s.ExpireProducers(context.Background(), now); err != nil {
 					s.logger.Warn("producer expiry proposal failed", "err", err)
 				}
+				if err := s.pruneRegistrations(context.Background()); err != nil {
+					s.logger.Warn("unregister removed brokers", "err", err)
+				}
 			}
 		case now := <-txnCheck.C:
 			if s.IsLeader() {
@@ -323,6 +326,9 @@ func (s *Store) onLeader() {
 		if err := s.proposeJSON(context.Background(), cmdSetClusterID, setClusterIDCmd{ID: s.cfg.ClusterID}); err != nil {
 			s.logger.Warn("set cluster id", "err", err)
 		}
+	}
+	if err := s.pruneRegistrations(context.Background()); err != nil {
+		s.logger.Warn("unregister removed brokers", "err", err)
 	}
 	s.fsm.mu.RLock()
 	cur, ok := s.fsm.brokers[s.cfg.NodeID]

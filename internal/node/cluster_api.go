@@ -41,9 +41,13 @@ type ClusterMember struct {
 
 // ClusterStatus is GET /v1/cluster.
 type ClusterStatus struct {
-	ClusterID string          `json:"cluster_id"`
-	LeaderID  int32           `json:"leader_id"`
-	Members   []ClusterMember `json:"members"`
+	ClusterID string `json:"cluster_id"`
+	// NodeID is the node that answered.
+	NodeID   int32 `json:"node_id"`
+	LeaderID int32 `json:"leader_id"`
+	// ConfigIndex is the raft index of the membership the answer lists.
+	ConfigIndex uint64          `json:"config_index"`
+	Members     []ClusterMember `json:"members"`
 }
 
 func (n *Node) clusterRoutes(mux *http.ServeMux) {
@@ -55,12 +59,12 @@ func (n *Node) clusterRoutes(mux *http.ServeMux) {
 }
 
 func (n *Node) getCluster(w http.ResponseWriter, r *http.Request) {
-	ms, err := n.store.Members()
+	ms, idx, err := n.store.MembersAt()
 	if err != nil {
 		httpError(w, http.StatusServiceUnavailable, err)
 		return
 	}
-	st := ClusterStatus{ClusterID: n.store.ClusterID(), LeaderID: -1}
+	st := ClusterStatus{ClusterID: n.store.ClusterID(), NodeID: n.cfg.NodeID, LeaderID: -1, ConfigIndex: idx}
 	if id, ok := n.store.Leader(); ok {
 		st.LeaderID = id
 	}
@@ -319,14 +323,28 @@ func (n *Node) join(ctx context.Context, addr string) error {
 	}
 }
 
-// removed reports whether a member that knows a leader says this node is
-// no longer in the cluster. Raft does not tell a removed node: the leader
-// simply stops replicating to it.
+// removed reports whether this node was removed from the cluster: the
+// leader said so twice in a row. Raft does not tell a removed node: the
+// leader simply stops replicating to it.
 func (n *Node) removed(ctx context.Context) bool {
+	return n.noteRemoval(n.leaderSaysRemoved(ctx))
+}
+
+// noteRemoval records one check's answer and reports whether it and the
+// one before both said removed.
+func (n *Node) noteRemoval(gone bool) bool {
+	return n.removedOnce.Swap(gone) && gone
+}
+
+// leaderSaysRemoved asks the registered members for the cluster's
+// membership and believes only the leader's own answer, and only when it
+// is at least as new as the membership this node holds: a lagging member,
+// or a deposed leader that never saw this node join, does not count.
+func (n *Node) leaderSaysRemoved(ctx context.Context) bool {
 	if n.store.IsLeader() {
 		return false
 	}
-	ms, err := n.store.Members()
+	ms, myIndex, err := n.store.MembersAt()
 	if err != nil {
 		return false
 	}
@@ -346,15 +364,28 @@ func (n *Node) removed(ctx context.Context) bool {
 		var st ClusterStatus
 		err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st)
 		resp.Body.Close()
-		if err != nil || st.LeaderID <= 0 || st.LeaderID == n.cfg.NodeID {
+		if err != nil {
 			continue
 		}
-		for _, sm := range st.Members {
-			if sm.NodeID == n.cfg.NodeID {
-				return false
-			}
+		if gone, trusted := judgeRemoval(st, m.NodeID, n.cfg.NodeID, myIndex); trusted {
+			return gone
 		}
-		return len(st.Members) > 0
 	}
 	return false
+}
+
+// judgeRemoval reads member asked's answer st for node self, which holds
+// the membership written at myIndex: trusted only when asked answered as
+// the leader with a membership at least as new; then gone when self is not
+// in it.
+func judgeRemoval(st ClusterStatus, asked, self int32, myIndex uint64) (gone, trusted bool) {
+	if st.NodeID != asked || st.LeaderID != st.NodeID || st.ConfigIndex < myIndex || len(st.Members) == 0 {
+		return false, false
+	}
+	for _, sm := range st.Members {
+		if sm.NodeID == self {
+			return false, true
+		}
+	}
+	return true, true
 }

@@ -102,15 +102,18 @@ func DefaultConfig() Config {
 
 // Node is a running brokerd.
 type Node struct {
-	cfg      Config
-	logger   *slog.Logger
-	store    *raftstore.Store
-	broker   *broker.Broker
-	kafka    *wire.Server
-	admin    *http.Server
-	adminL   net.Listener
-	metrics  *metrics.Metrics
-	serveErr chan error // a listener or the state machine that stopped on its own
+	// removedOnce: the last removal check found the leader saying this
+	// node is not a member.
+	removedOnce atomic.Bool
+	cfg         Config
+	logger      *slog.Logger
+	store       *raftstore.Store
+	broker      *broker.Broker
+	kafka       *wire.Server
+	admin       *http.Server
+	adminL      net.Listener
+	metrics     *metrics.Metrics
+	serveErr    chan error // a listener or the state machine that stopped on its own
 	// bgCancel stops the node's background work (registration).
 	bgCancel context.CancelFunc
 
