@@ -36,6 +36,13 @@ type procCluster struct {
 
 func newProcCluster(t testing.TB, size int, extra ...string) *procCluster {
 	t.Helper()
+	return newProcClusterEach(t, size, nil, extra...)
+}
+
+// newProcClusterEach is newProcCluster with arguments of node i's own,
+// from each (called once every node has its ports).
+func newProcClusterEach(t testing.TB, size int, each func(c *procCluster, i int) []string, extra ...string) *procCluster {
+	t.Helper()
 	c := &procCluster{t: t}
 	var peers []string
 	for i := 0; i < size; i++ {
@@ -45,6 +52,9 @@ func newProcCluster(t testing.TB, size int, extra ...string) *procCluster {
 	}
 	for i, bp := range c.nodes {
 		bp.extraArgs = append([]string{"--node-id", strconv.Itoa(i + 1), "--peers", strings.Join(peers, ",")}, extra...)
+		if each != nil {
+			bp.extraArgs = append(bp.extraArgs, each(c, i)...)
+		}
 	}
 	for _, bp := range c.nodes {
 		bp.launch()

@@ -24,6 +24,9 @@ type Config struct {
 	// Peers is the static bootstrap membership, this node included. Empty
 	// means a one-member group of this node.
 	Peers []Peer
+	// RaftDial overrides, for the peers it lists, the address this node
+	// dials instead of the one in raft's configuration (a NAT, a proxy).
+	RaftDial []Peer
 	// Join means the node joins a running cluster: with no raft state yet
 	// it does not bootstrap; the leader adds it and sends it a snapshot.
 	Join bool

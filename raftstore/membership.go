@@ -202,3 +202,27 @@ func timeoutOf(ctx context.Context, def time.Duration) time.Duration {
 	}
 	return def
 }
+
+// dialProvider is raft's ServerAddressProvider for overrides, nil without
+// any (raft then dials the configured addresses, without a warning per
+// dial).
+func dialProvider(overrides []Peer) raft.ServerAddressProvider {
+	if len(overrides) == 0 {
+		return nil
+	}
+	return dialOverrides(overrides)
+}
+
+// dialOverrides is raft's ServerAddressProvider for Config.RaftDial: the
+// peers it lists are dialed at their override; the others (an error
+// here) at the address in raft's configuration.
+type dialOverrides []Peer
+
+func (d dialOverrides) ServerAddr(id raft.ServerID) (raft.ServerAddress, error) {
+	for _, p := range d {
+		if strconv.Itoa(int(p.ID)) == string(id) {
+			return raft.ServerAddress(p.Addr), nil
+		}
+	}
+	return "", fmt.Errorf("no dial override for node %s", id)
+}

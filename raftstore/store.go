@@ -197,7 +197,9 @@ func (s *Store) startRaft() error {
 	if err != nil {
 		return fmt.Errorf("resolve raft address %q: %w", cfg.RaftAdvertise, err)
 	}
-	trans, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 3, 10*time.Second, hl)
+	trans, err := raft.NewTCPTransportWithConfig(cfg.RaftAddr, adv, &raft.NetworkTransportConfig{
+		MaxPool: 3, Timeout: 10 * time.Second, Logger: hl, ServerAddressProvider: dialProvider(cfg.RaftDial),
+	})
 	if err != nil {
 		return fmt.Errorf("raft transport on %s: %w", cfg.RaftAddr, err)
 	}

@@ -84,6 +84,8 @@ var brokerKeys = []Key{
 		Doc: "The raft address peers dial, host:port. Default: brokerd.raft.listener."},
 	{Name: "brokerd.raft.peers", check: checkPeers,
 		Doc: "Static raft membership of a new cluster, id@host:port,... with this node included. Empty: a one-node group."},
+	{Name: "brokerd.raft.dial.overrides", check: checkPeers,
+		Doc: "Dial these peers at these addresses instead of the raft address in the membership, id@host:port,...: for a NAT or a proxy between nodes. Each node has its own."},
 	{Name: "brokerd.raft.join", check: checkHostPortOrEmpty,
 		Doc: "Join a running cluster: any member's admin address, host:port. The node asks to be added as a voter and catches up by snapshot; used instead of brokerd.raft.peers."},
 	{Name: "brokerd.raft.snapshot.bytes", Default: "67108864", check: intRange(64, 1, 1<<63-1),

@@ -59,6 +59,10 @@ func (c *Config) Node() (node.Config, error) {
 		s := c.settings["brokerd.raft.peers"]
 		return cfg, badValue(s.Origin, s.Key, s.Value, fmt.Errorf("does not list this node (node.id %d)", cfg.NodeID))
 	}
+	if cfg.RaftDial, err = ParsePeers(c.String("brokerd.raft.dial.overrides")); err != nil {
+		s := c.settings["brokerd.raft.dial.overrides"]
+		return cfg, badValue(s.Origin, s.Key, s.Value, err)
+	}
 	cfg.Join = c.String("brokerd.raft.join")
 	if cfg.Join != "" && len(cfg.Peers) > 0 {
 		s := c.settings["brokerd.raft.join"]

@@ -35,6 +35,8 @@ type Config struct {
 	// RaftAddr).
 	RaftAdvertise string
 	Peers         []raftstore.Peer
+	// RaftDial overrides the address this node dials for some peers.
+	RaftDial []raftstore.Peer
 	// SnapshotBytes, SnapshotInterval and TrailingLogs tune when raft
 	// snapshots and how much log it keeps (zero: the defaults).
 	SnapshotBytes    int64
@@ -191,6 +193,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		RaftAddr:                  cfg.RaftAddr,
 		RaftAdvertise:             cfg.RaftAdvertise,
 		Peers:                     cfg.Peers,
+		RaftDial:                  cfg.RaftDial,
 		Join:                      cfg.Join != "",
 		SnapshotBytes:             cfg.SnapshotBytes,
 		SnapshotInterval:          cfg.SnapshotInterval,
