@@ -28,6 +28,7 @@ type Options struct {
 	Stall       time.Duration `json:"stall_ns"`
 	Verbose     bool          `json:"-"`
 	MaxProduceV int           `json:"max_produce_version"`
+	KeepTopics  bool          `json:"-"`
 }
 
 func parseFlags() Options {
@@ -49,6 +50,7 @@ func parseFlags() Options {
 	flag.DurationVar(&o.Stall, "stall", 30*time.Second, "fail a produce phase when no record is acknowledged for this long (0: never)")
 	flag.BoolVar(&o.Verbose, "v", false, "log the in-process broker (debug) and the franz-go clients (info) to stderr")
 	flag.IntVar(&o.MaxProduceV, "max-produce-version", -1, "cap the Produce API version the clients use (-1: franz-go's default); at 3 or below franz-go's idempotent producer keeps one request in flight per broker instead of five")
+	flag.BoolVar(&o.KeepTopics, "keep-topics", false, "keep each run's topic and its data on the broker afterwards (for example to measure a restart with them)")
 	flag.Parse()
 	return o
 }

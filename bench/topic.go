@@ -29,6 +29,9 @@ func createTopic(ctx context.Context, seeds []string, topic string, o Options) e
 // against an external broker do not pile up data. Errors are ignored: the
 // in-process targets are thrown away anyway.
 func deleteTopic(seeds []string, topic string, o Options) {
+	if o.KeepTopics {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	adm, err := kadm.NewOptClient(clientOpts(seeds, o)...)

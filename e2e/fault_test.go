@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 
 	"strconv"
@@ -318,6 +319,10 @@ func segmentSums(t *testing.T, dir string) map[string]string {
 	return out
 }
 
+// reusedRE finds the leader's count of segment files an install did not
+// send because the follower held them.
+var reusedRE = regexp.MustCompile(`sending a snapshot.* reused=(\d+)`)
+
 // TestFaultFollowerCatchUp: stop a follower, write enough that the others
 // trim their raft log past it, restart it: it catches up by a snapshot
 // install, its segments end byte-identical to the leader's, and after a
@@ -334,10 +339,16 @@ func TestFaultFollowerCatchUp(t *testing.T) {
 	createClusterTopic(t, c, "catch-up", 2)
 	l := c.waitLeader(30 * time.Second)
 	f := (l + 1) % 3
+	// The follower holds some sealed segments when it stops: the install
+	// must not send those again.
+	lp := startLoad(t, c, "catch-up", 5000)
+	waitFor(t, 30*time.Second, "records acknowledged before the follower stops", func() (bool, string) {
+		n, _ := lp.ledger.counts()
+		return n >= 15000, fmt.Sprint(n)
+	})
 	if code := c.nodes[f].term(30 * time.Second); code != 0 {
 		t.Fatalf("SIGTERM exit %d", code)
 	}
-	lp := startLoad(t, c, "catch-up", 5000)
 	time.Sleep(6 * time.Second)
 	lp.stop(t)
 	c.nodes[f].start()
@@ -350,6 +361,16 @@ func TestFaultFollowerCatchUp(t *testing.T) {
 	if !strings.Contains(c.nodes[f].logTail(1<<20), "installed a snapshot from the leader") {
 		t.Fatal("the follower caught up from the raft log, not by a snapshot install: the test did not test it")
 	}
+	var reused []string
+	for _, bp := range c.nodes {
+		for _, m := range reusedRE.FindAllStringSubmatch(bp.logTail(1<<20), -1) {
+			reused = append(reused, m[1])
+		}
+	}
+	if !slices.ContainsFunc(reused, func(n string) bool { return n != "0" }) {
+		t.Fatalf("the install sent every segment file again, though the follower held some (files reused per install: %v)", reused)
+	}
+	t.Logf("segment files reused per install: %v", reused)
 	// Lead from the caught-up follower and read everything from it.
 	code, body := adminCall(t, http.MethodPost, c.nodes[f].adminAddr(), "/v1/cluster/leader", map[string]int{"node_id": f + 1})
 	if code != http.StatusOK {

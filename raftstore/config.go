@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -27,6 +28,10 @@ type Config struct {
 	// RaftDial overrides, for the peers it lists, the address this node
 	// dials instead of the one in raft's configuration (a NAT, a proxy).
 	RaftDial []Peer
+	// AskHeld, if set, asks a follower which of a snapshot's segment
+	// files it already holds (Store.HeldSegments on that node), so that
+	// an install does not send them again (dedupe.go).
+	AskHeld func(ctx context.Context, node int32, want []HeldFile) ([]HeldFile, error)
 	// Join means the node joins a running cluster: with no raft state yet
 	// it does not bootstrap; the leader adds it and sends it a snapshot.
 	Join bool

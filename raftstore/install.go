@@ -289,6 +289,13 @@ func (s *Store) installPending(snaps *snapshotStore) error {
 	if m.AppliedIndex <= s.fsm.applied || !stagingComplete(staging) {
 		return nil // checkSnapshotGap decides
 	}
+	if err := checkStaged(staging, m); err != nil {
+		s.logger.Error("a snapshot received before a crash cannot be installed: its staged files do not match its manifest", "applied_index", m.AppliedIndex, "err", err)
+		if err := os.RemoveAll(staging); err != nil {
+			return fmt.Errorf("remove %s: %w", staging, err)
+		}
+		return nil // checkSnapshotGap decides
+	}
 	s.logger.Warn("installing a snapshot received before a crash", "applied_index", m.AppliedIndex)
 	return s.fsm.install(raw, m, staging)
 }

@@ -1,6 +1,8 @@
 package raftstore
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -123,6 +125,7 @@ const (
 	sinkRecordLen
 	sinkRecordName
 	sinkRecordData
+	sinkRecordRef
 	sinkDone
 )
 
@@ -210,6 +213,8 @@ func (s *snapshotSink) consume(p []byte) error {
 			}
 			s.name = string(b[:s.left])
 			size := binary.BigEndian.Uint64(b[s.left:])
+			ref := size&refBit != 0
+			size &^= refBit
 			if err := checkSnapFileName(s.name); err != nil {
 				return err
 			}
@@ -217,6 +222,11 @@ func (s *snapshotSink) consume(p []byte) error {
 				return fmt.Errorf("%w: file %s of %d bytes is not in the manifest (or not at that size, or sent twice)", errBadSnapshot, s.name, size)
 			}
 			delete(s.want, s.name)
+			if ref {
+				s.left = int64(size)
+				s.state = sinkRecordRef
+				continue
+			}
 			if err := s.openFile(); err != nil {
 				return err
 			}
@@ -238,6 +248,15 @@ func (s *snapshotSink) consume(p []byte) error {
 					return err
 				}
 			}
+		case sinkRecordRef:
+			b, ok := s.need(&p, sha256.Size)
+			if !ok {
+				return nil
+			}
+			if err := s.linkHeld(b); err != nil {
+				return err
+			}
+			s.state = sinkRecordLen
 		case sinkDone:
 			return fmt.Errorf("%w: bytes after the end", errBadSnapshot)
 		}
@@ -298,6 +317,92 @@ func (s *snapshotSink) openFile() error {
 		return fmt.Errorf("create %s: %w", s.name, err)
 	}
 	s.out = f
+	return nil
+}
+
+// linkHeld stages this node's own copy of file s.name, of s.left bytes,
+// for a reference: the copy must still match the leader's checksum. It is
+// hard-linked, which pins its bytes even if the node's log removes it.
+func (s *snapshotSink) linkHeld(want []byte) error {
+	src := filepath.Join(s.dataDir, filepath.FromSlash(s.name))
+	sum, err := fileSum(src, s.left)
+	if err != nil {
+		return fmt.Errorf("the held copy of %s: %w", s.name, err)
+	}
+	if !bytes.Equal(sum[:], want) {
+		return fmt.Errorf("the held copy of %s changed since the leader asked (checksum differs)", s.name)
+	}
+	dst := filepath.Join(s.staging, filepath.FromSlash(s.name))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
+	}
+	active, err := isActiveSegment(src)
+	if err != nil {
+		return err
+	}
+	if !active {
+		if err := os.Link(src, dst); err != nil {
+			return fmt.Errorf("stage the held copy of %s: %w", s.name, err)
+		}
+		// Its bytes may still be only in the page cache.
+		return syncFile(dst)
+	}
+	// The node's log may still append to its active segment: copy it.
+	return copyPrefix(src, dst, s.left)
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	return nil
+}
+
+// isActiveSegment reports whether the .log file at path is the last (the
+// active) segment of its partition directory.
+func isActiveSegment(path string) (bool, error) {
+	ents, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", filepath.Dir(path), err)
+	}
+	last := ""
+	for _, e := range ents {
+		if n := e.Name(); strings.HasSuffix(n, ".log") && n > last {
+			last = n
+		}
+	}
+	return last == filepath.Base(path), nil
+}
+
+// copyPrefix writes the first n bytes of src to a new file dst, durably.
+func copyPrefix(src, dst string, n int64) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("stage %s: %w", src, err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("stage %s: %w", dst, err)
+	}
+	_, err = io.Copy(out, io.NewSectionReader(in, 0, n))
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("stage %s: %w", dst, err)
+	}
 	return nil
 }
 

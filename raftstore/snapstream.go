@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -20,6 +21,8 @@ import (
 //	magic "BRKDSNAP" | version u32 | flags u32 | manifest length u64 | manifest (JSON)
 //	then, with flagFiles, one record per segment file:
 //	    name length u16 | name "<topic>-<partition>/<base>.log" | size u64 | bytes
+//	or, for a file the follower said it holds (dedupe.go), a reference:
+//	    name length u16 | name | size u64 with refBit set | SHA-256 (32 bytes)
 //	end: name length 0 (u16)
 //
 // A snapshot taken locally is stored without files: it is a manifest of a
@@ -159,7 +162,10 @@ type fileStreamReader struct {
 	stale   func()
 	head    []byte
 	files   []snapFile
-	pins    string   // pin directory, once started
+	pins    string   // pin directory, once pinned
+	// refs, when set by dedupe, holds the checksum of each file the
+	// follower holds: those are sent as references.
+	refs    []*[sha256.Size]byte
 	cur     *os.File // file i, open
 	i       int      // current file
 	hdr     []byte   // pending record header
@@ -176,6 +182,9 @@ func pinName(f snapFile) string { return strings.ReplaceAll(f.name, "/", "_") }
 
 // pin hard-links every file into a new pin directory.
 func (r *fileStreamReader) pin() error {
+	if r.pins != "" {
+		return nil
+	}
 	dir, err := os.MkdirTemp(r.dataDir, pinPrefix)
 	if err != nil {
 		return fmt.Errorf("snapshot: create pin directory: %w", err)
@@ -258,13 +267,19 @@ func (r *fileStreamReader) nextFile() error {
 		return nil
 	}
 	f := r.files[r.i]
+	h := binary.BigEndian.AppendUint16(nil, uint16(len(f.name)))
+	h = append(h, f.name...)
+	if r.isRef(r.i) {
+		h = binary.BigEndian.AppendUint64(h, uint64(f.size)|refBit)
+		r.hdr = append(h, r.refs[r.i][:]...)
+		r.left = 0
+		return nil
+	}
 	fh, err := os.Open(filepath.Join(r.pins, pinName(f)))
 	if err != nil {
 		return fmt.Errorf("snapshot segment %s: %w", f.name, err)
 	}
 	r.cur = fh
-	h := binary.BigEndian.AppendUint16(nil, uint16(len(f.name)))
-	h = append(h, f.name...)
 	r.hdr = binary.BigEndian.AppendUint64(h, uint64(f.size))
 	r.left = f.size
 	return nil

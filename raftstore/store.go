@@ -253,7 +253,11 @@ func (s *Store) startRaft() error {
 			return fmt.Errorf("bootstrap raft: %w", err)
 		}
 	}
-	r, err := raft.NewRaft(rc, s.fsm, logs, stable, snaps, trans)
+	var rt raft.Transport = trans
+	if cfg.AskHeld != nil {
+		rt = &dedupTransport{NetworkTransport: trans, logger: s.logger, ask: cfg.AskHeld}
+	}
+	r, err := raft.NewRaft(rc, s.fsm, logs, stable, snaps, rt)
 	if err != nil {
 		return fmt.Errorf("start raft: %w", err)
 	}

@@ -56,6 +56,7 @@ func (n *Node) clusterRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("DELETE /v1/cluster/members/{id}", n.onLeader(n.removeMember))
 	mux.HandleFunc("POST /v1/cluster/leader", n.onLeader(n.transferLeader))
 	mux.HandleFunc("POST /v1/cluster/brokers", n.onLeader(n.registerBroker))
+	mux.HandleFunc("POST /v1/cluster/segments/held", n.heldSegments)
 }
 
 func (n *Node) getCluster(w http.ResponseWriter, r *http.Request) {

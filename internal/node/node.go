@@ -107,6 +107,9 @@ type Node struct {
 	// removedOnce: the last removal check found the leader saying this
 	// node is not a member.
 	removedOnce atomic.Bool
+	// started is n.store for raft's goroutines, which may run before
+	// Open has returned it (askHeld).
+	started atomic.Pointer[raftstore.Store]
 	cfg         Config
 	logger      *slog.Logger
 	store       *raftstore.Store
@@ -194,6 +197,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		RaftAdvertise:             cfg.RaftAdvertise,
 		Peers:                     cfg.Peers,
 		RaftDial:                  cfg.RaftDial,
+		AskHeld:                   n.askHeld,
 		Join:                      cfg.Join != "",
 		SnapshotBytes:             cfg.SnapshotBytes,
 		SnapshotInterval:          cfg.SnapshotInterval,
@@ -215,6 +219,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 		return nil, err
 	}
+	n.started.Store(n.store)
 	b = broker.New(broker.Config{
 		NodeID:                        cfg.NodeID,
 		ClusterID:                     clusterID,
