@@ -159,10 +159,10 @@ type fileStreamReader struct {
 	dataDir string
 	// stale is called when a file the manifest names is gone: a newer
 	// snapshot is needed for the next attempt.
-	stale   func()
-	head    []byte
-	files   []snapFile
-	pins    string   // pin directory, once pinned
+	stale func()
+	head  []byte
+	files []snapFile
+	pins  string // pin directory, once pinned
 	// refs, when set by dedupe, holds the checksum of each file the
 	// follower holds: those are sent as references.
 	refs    []*[sha256.Size]byte

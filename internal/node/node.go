@@ -109,16 +109,16 @@ type Node struct {
 	removedOnce atomic.Bool
 	// started is n.store for raft's goroutines, which may run before
 	// Open has returned it (askHeld).
-	started atomic.Pointer[raftstore.Store]
-	cfg         Config
-	logger      *slog.Logger
-	store       *raftstore.Store
-	broker      *broker.Broker
-	kafka       *wire.Server
-	admin       *http.Server
-	adminL      net.Listener
-	metrics     *metrics.Metrics
-	serveErr    chan error // a listener or the state machine that stopped on its own
+	started  atomic.Pointer[raftstore.Store]
+	cfg      Config
+	logger   *slog.Logger
+	store    *raftstore.Store
+	broker   *broker.Broker
+	kafka    *wire.Server
+	admin    *http.Server
+	adminL   net.Listener
+	metrics  *metrics.Metrics
+	serveErr chan error // a listener or the state machine that stopped on its own
 	// bgCancel stops the node's background work (registration).
 	bgCancel context.CancelFunc
 
