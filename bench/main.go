@@ -29,6 +29,7 @@ type Options struct {
 	Verbose     bool          `json:"-"`
 	MaxProduceV int           `json:"max_produce_version"`
 	KeepTopics  bool          `json:"-"`
+	NoPeer      bool          `json:"no_peer,omitempty"`
 }
 
 func parseFlags() Options {
@@ -51,6 +52,7 @@ func parseFlags() Options {
 	flag.BoolVar(&o.Verbose, "v", false, "log the in-process broker (debug) and the franz-go clients (info) to stderr")
 	flag.IntVar(&o.MaxProduceV, "max-produce-version", -1, "cap the Produce API version the clients use (-1: franz-go's default); at 3 or below franz-go's idempotent producer keeps one request in flight per broker instead of five")
 	flag.BoolVar(&o.KeepTopics, "keep-topics", false, "keep each run's topic and its data on the broker afterwards (for example to measure a restart with them)")
+	flag.BoolVar(&o.NoPeer, "no-peer", false, "skip the kfake peer (for runs that only load a broker, such as bench/restart-time.sh)")
 	flag.Parse()
 	return o
 }
@@ -77,6 +79,9 @@ func run(o Options) error {
 	targets := []Target{brokerdTarget{dir: o.DataDir, verbose: o.Verbose}, kfakeTarget{}}
 	if o.Brokers != "" {
 		targets[0] = externalTarget{seeds: o.Brokers}
+	}
+	if o.NoPeer {
+		targets = targets[:1]
 	}
 	stop, err := startProfile(o.CPUProfile)
 	if err != nil {
