@@ -33,6 +33,7 @@ var codeTable = []struct {
 	code *kerr.Error
 }{
 	{raftstore.ErrNotLeader, kerr.NotLeaderForPartition},
+	{raftstore.ErrInvalidGroupID, kerr.InvalidGroupID},
 	{raftstore.ErrClosed, kerr.NotLeaderForPartition},
 	// The outcome is unknown: retriable, and an idempotent retry is safe.
 	{raftstore.ErrUnknownOutcome, kerr.RequestTimedOut},

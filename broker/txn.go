@@ -50,7 +50,7 @@ func (b *Broker) initTxnProducer(ctx context.Context, r *kmsg.InitProducerIDRequ
 		resp.ErrorCode = kerr.InvalidTransactionTimeout.Code
 		return
 	}
-	if *r.TransactionalID == "" {
+	if *r.TransactionalID == "" || len(*r.TransactionalID) > raftstore.MaxIDBytes {
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return
 	}

@@ -153,8 +153,7 @@ func (r *fileStreamReader) dedupe(ask func([]HeldFile) ([]HeldFile, error)) (reu
 }
 
 func (r *fileStreamReader) pinnedSum(f snapFile) ([sha256.Size]byte, error) {
-	path := filepath.Join(r.pins, pinName(f))
-	fh, err := os.Open(path)
+	fh, err := os.Open(r.path(f))
 	if err != nil {
 		return [sha256.Size]byte{}, fmt.Errorf("snapshot segment %s: %w", f.name, err)
 	}
@@ -191,12 +190,14 @@ const heldQueryTimeout = 5 * time.Minute
 func (t *dedupTransport) InstallSnapshot(id raft.ServerID, target raft.ServerAddress, args *raft.InstallSnapshotRequest, resp *raft.InstallSnapshotResponse, data io.Reader) error {
 	if r, ok := data.(*fileStreamReader); ok && t.ask != nil {
 		if node, err := strconv.Atoi(string(id)); err == nil {
+			// Pinned first: the checksums must stay true for the transfer.
+			if err := r.pin(); err != nil {
+				return fmt.Errorf("snapshot to node %s: %w", id, err)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), heldQueryTimeout)
 			reused, saved, err := r.dedupe(func(want []HeldFile) ([]HeldFile, error) { return t.ask(ctx, int32(node), want) })
 			cancel()
 			switch {
-			case err != nil && r.pins == "":
-				return fmt.Errorf("snapshot to node %s: %w", id, err)
 			case err != nil:
 				t.logger.Info("sending every segment file of the snapshot: the follower's held files are unknown", "node_id", node, "err", err)
 				r.refs = nil

@@ -31,4 +31,5 @@ var (
 	ErrInvalidTxnState          = errors.New("invalid transaction state")
 	ErrOperationNotAttempted    = errors.New("operation not attempted")
 	ErrUnknownMember            = errors.New("unknown cluster member")
+	ErrInvalidGroupID           = errors.New("invalid group id (longer than MaxIDBytes)")
 )

@@ -283,7 +283,8 @@ func (s *Store) installPending(snaps *snapshotStore) error {
 	}
 	m, err := decodeManifest(raw)
 	if err != nil {
-		return fmt.Errorf("snapshot %s: %w", list[0].ID, err)
+		s.logger.Error("a stored raft snapshot has an invalid manifest; it is not installed", "snapshot", list[0].ID, "err", err)
+		return nil // checkSnapshotGap decides
 	}
 	staging := stagingDir(s.fsm.dataDir, m.AppliedIndex)
 	if m.AppliedIndex <= s.fsm.applied || !stagingComplete(staging) {

@@ -89,6 +89,20 @@ func (s *Store) isMember(id int32) bool {
 	return ok
 }
 
+// configuredAddr is id's address in raft's latest configuration.
+func (s *Store) configuredAddr(id raft.ServerID) (raft.ServerAddress, bool) {
+	r := s.raftRef.Load()
+	if r == nil {
+		return "", false
+	}
+	for _, srv := range r.GetConfiguration().Configuration().Servers {
+		if srv.ID == id {
+			return srv.Address, true
+		}
+	}
+	return "", false
+}
+
 func (s *Store) server(id int32) (raft.Server, bool) {
 	f := s.raft.GetConfiguration()
 	if f.Error() != nil {

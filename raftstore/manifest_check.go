@@ -9,9 +9,11 @@ import (
 	"github.com/brokerd/brokerd/topic"
 )
 
-// maxStateKeyBytes bounds a group name or transactional id in a manifest,
-// below bbolt's key limit, so that writing the state cannot fail on a key.
-const maxStateKeyBytes = 16 << 10
+// MaxIDBytes bounds a group id or a transactional id that the state keeps,
+// well below bbolt's 32 KiB key limit, so writing the state cannot fail on
+// a key. The broker refuses longer ids when they arrive (Kafka sets no
+// limit; no client comes near it), and a manifest holding one is refused.
+const MaxIDBytes = 16 << 10
 
 // decodeManifest decodes and validates a manifest.
 func decodeManifest(raw []byte) (*manifest, error) {
@@ -63,14 +65,17 @@ func (m *manifest) validate() error {
 		}
 	}
 	for group, offs := range m.Groups {
+		if len(group) > MaxIDBytes {
+			return fmt.Errorf("%w: group id of %d bytes", errBadSnapshot, len(group))
+		}
 		for _, o := range offs {
-			if len(group)+len(o.Topic) > maxStateKeyBytes {
-				return fmt.Errorf("%w: an offset key of group %.64q is too long", errBadSnapshot, group)
+			if len(o.Topic) > topic.MaxNameLen {
+				return fmt.Errorf("%w: group %.64q commits to a topic name of %d bytes", errBadSnapshot, group, len(o.Topic))
 			}
 		}
 	}
 	for _, t := range m.Txns {
-		if t == nil || len(t.ID) == 0 || len(t.ID) > maxStateKeyBytes {
+		if t == nil || len(t.ID) == 0 || len(t.ID) > MaxIDBytes {
 			return fmt.Errorf("%w: a transaction without a valid id", errBadSnapshot)
 		}
 	}

@@ -150,6 +150,12 @@ func TestSinkRefusesBadManifest(t *testing.T) {
 				t.Fatalf("sink accepted the manifest: %v", err)
 			}
 			noInstallLeft(t, dir)
+			// Nor stored from a stream without files.
+			dir = t.TempDir()
+			if err := sinkResult(t, dir, append(snapHead(0, bad), snapEnd...)); !errors.Is(err, errBadSnapshot) {
+				t.Fatalf("sink accepted the manifest in a stream without files: %v", err)
+			}
+			noInstallLeft(t, dir)
 			if err := c.validate(); err == nil {
 				t.Fatal("validate accepted it")
 			}

@@ -49,18 +49,11 @@ type Member struct {
 	Registered bool `json:"-"`
 }
 
-// Members lists raft's configuration, sorted by node id.
+// Members lists raft's latest configuration, sorted by node id.
 func (s *Store) Members() ([]Member, error) {
-	ms, _, err := s.MembersAt()
-	return ms, err
-}
-
-// MembersAt lists raft's latest configuration, sorted by node id, and the
-// raft index it was written at.
-func (s *Store) MembersAt() ([]Member, uint64, error) {
 	f := s.raft.GetConfiguration()
 	if err := f.Error(); err != nil {
-		return nil, 0, fmt.Errorf("raft configuration: %w", err)
+		return nil, fmt.Errorf("raft configuration: %w", err)
 	}
 	leader, _ := s.Leader()
 	s.fsm.mu.RLock()
@@ -75,7 +68,16 @@ func (s *Store) MembersAt() ([]Member, uint64, error) {
 		out = append(out, Member{NodeID: int32(id), RaftAddr: string(srv.Address), Suffrage: srv.Suffrage.String(), Leader: int32(id) == leader, Broker: b, Registered: ok})
 	}
 	slices.SortFunc(out, func(a, b Member) int { return int(a.NodeID - b.NodeID) })
-	return out, f.Index(), nil
+	return out, nil
+}
+
+// VerifyLeader confirms, by a round of heartbeats to a quorum, that this
+// node still leads: a deposed leader that has not noticed yet fails.
+func (s *Store) VerifyLeader(ctx context.Context) error {
+	if s.raft.State() != raft.Leader {
+		return ErrNotLeader
+	}
+	return s.await(ctx, s.raft.VerifyLeader())
 }
 
 // AddVoter adds a node to the cluster as a voter (the leader only). Adding
@@ -204,25 +206,30 @@ func timeoutOf(ctx context.Context, def time.Duration) time.Duration {
 }
 
 // dialProvider is raft's ServerAddressProvider for overrides, nil without
-// any (raft then dials the configured addresses, without a warning per
-// dial).
-func dialProvider(overrides []Peer) raft.ServerAddressProvider {
+// any (raft then dials the configured addresses). Raft asks it before
+// every dial, heartbeats included.
+func dialProvider(overrides []Peer, configured func(raft.ServerID) (raft.ServerAddress, bool)) raft.ServerAddressProvider {
 	if len(overrides) == 0 {
 		return nil
 	}
-	return dialOverrides(overrides)
+	return &dialOverrides{peers: overrides, configured: configured}
 }
 
-// dialOverrides is raft's ServerAddressProvider for Config.RaftDial: the
-// peers it lists are dialed at their override; the others (an error
-// here) at the address in raft's configuration.
-type dialOverrides []Peer
+// dialOverrides dials the peers it lists at their override and the others
+// at their address in raft's configuration.
+type dialOverrides struct {
+	peers      []Peer
+	configured func(raft.ServerID) (raft.ServerAddress, bool)
+}
 
-func (d dialOverrides) ServerAddr(id raft.ServerID) (raft.ServerAddress, error) {
-	for _, p := range d {
+func (d *dialOverrides) ServerAddr(id raft.ServerID) (raft.ServerAddress, error) {
+	for _, p := range d.peers {
 		if strconv.Itoa(int(p.ID)) == string(id) {
 			return raft.ServerAddress(p.Addr), nil
 		}
 	}
-	return "", fmt.Errorf("no dial override for node %s", id)
+	if addr, ok := d.configured(id); ok {
+		return addr, nil
+	}
+	return "", fmt.Errorf("node %s is not in raft's configuration", id)
 }

@@ -132,6 +132,9 @@ func (f *fsm) applyExpireOffsets(c *expireOffsetsCmd) {
 // CommitOffsets stores a group's offsets through raft. It returns one error
 // (or nil) per offset.
 func (s *Store) CommitOffsets(ctx context.Context, now int64, group string, offsets []OffsetCommit) ([]error, error) {
+	if len(group) > MaxIDBytes {
+		return nil, ErrInvalidGroupID
+	}
 	return proposeFor[[]error](ctx, s, cmdOffsetCommit, offsetCommitCmd{Now: now, Group: group, Offsets: offsets})
 }
 

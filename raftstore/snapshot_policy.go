@@ -125,7 +125,7 @@ func checkSnapshotGap(snaps *snapshotStore, applied uint64) error {
 	if m.AppliedIndex <= applied {
 		return nil
 	}
-	return fmt.Errorf("raft snapshot %s holds the state up to index %d, but this node's state is checkpointed only up to %d and the snapshot's segment files did not all arrive: it was saved but never installed. Remove this node's data directory and restart it: it is rebuilt from its peers", snap.ID, m.AppliedIndex, applied)
+	return fmt.Errorf("raft snapshot %s holds the state up to index %d, but this node's state is checkpointed only up to %d and the snapshot could not be installed (its segment files did not all arrive or do not match its manifest): it was saved but never installed. Remove this node's data directory and restart it: it is rebuilt from its peers", snap.ID, m.AppliedIndex, applied)
 }
 
 // SnapshotNow takes a raft snapshot at once (raft then trims its log).

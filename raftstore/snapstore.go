@@ -178,6 +178,11 @@ func (s *snapshotSink) consume(p []byte) error {
 			if s.mleft > 0 {
 				return nil
 			}
+			// Nothing is stored from a manifest that could not be
+			// installed, with files or without.
+			if _, err := decodeManifest(s.manifest); err != nil {
+				return err
+			}
 			// The stored snapshot is the manifest alone.
 			if _, err := s.SnapshotSink.Write(snapHead(0, s.manifest)); err != nil {
 				return err

@@ -163,6 +163,9 @@ type fileStreamReader struct {
 	head  []byte
 	files []snapFile
 	pins  string // pin directory, once pinned
+	// unpinned: hard links failed (a filesystem without them); the live
+	// files are read instead, one at a time.
+	unpinned bool
 	// refs, when set by dedupe, holds the checksum of each file the
 	// follower holds: those are sent as references.
 	refs    []*[sha256.Size]byte
@@ -182,7 +185,7 @@ func pinName(f snapFile) string { return strings.ReplaceAll(f.name, "/", "_") }
 
 // pin hard-links every file into a new pin directory.
 func (r *fileStreamReader) pin() error {
-	if r.pins != "" {
+	if r.pins != "" || r.unpinned {
 		return nil
 	}
 	dir, err := os.MkdirTemp(r.dataDir, pinPrefix)
@@ -199,7 +202,13 @@ func (r *fileStreamReader) pin() error {
 			return fmt.Errorf("snapshot segment %s (removed since the snapshot; a newer one is being taken): %w", f.name, err)
 		}
 		if err != nil {
-			return fmt.Errorf("snapshot: pin segment %s: %w", f.name, err)
+			// No hard links here: read the live files unpinned. A file
+			// removed meanwhile fails the transfer (see nextFile).
+			r.pins, r.unpinned = "", true
+			if rerr := os.RemoveAll(dir); rerr != nil {
+				return fmt.Errorf("snapshot: remove pin directory: %w", rerr)
+			}
+			return nil
 		}
 	}
 	return nil
@@ -254,6 +263,14 @@ func (r *fileStreamReader) Read(p []byte) (int, error) {
 	return 0, io.EOF
 }
 
+// path is where file f is read from: its pin, or the live file.
+func (r *fileStreamReader) path(f snapFile) string {
+	if r.unpinned {
+		return filepath.Join(r.dataDir, filepath.FromSlash(f.name))
+	}
+	return filepath.Join(r.pins, pinName(f))
+}
+
 // nextFile closes the file before i and opens file i from its pin.
 func (r *fileStreamReader) nextFile() error {
 	if r.cur != nil {
@@ -275,8 +292,11 @@ func (r *fileStreamReader) nextFile() error {
 		r.left = 0
 		return nil
 	}
-	fh, err := os.Open(filepath.Join(r.pins, pinName(f)))
+	fh, err := os.Open(r.path(f))
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && r.stale != nil {
+			r.stale()
+		}
 		return fmt.Errorf("snapshot segment %s: %w", f.name, err)
 	}
 	r.cur = fh

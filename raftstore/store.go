@@ -29,7 +29,10 @@ type Store struct {
 	fsm    *fsm
 	raft   *raft.Raft
 	trans  *raft.NetworkTransport
-	logs   raft.LogStore
+	// raftRef is raft for its own goroutines, which start before
+	// startRaft sets s.raft (the dial address provider).
+	raftRef atomic.Pointer[raft.Raft]
+	logs    raft.LogStore
 	// readyTerm is the term in which this node confirmed its leadership
 	// (confirmLeadership); IsLeader compares it with the current term.
 	readyTerm atomic.Uint64
@@ -198,7 +201,7 @@ func (s *Store) startRaft() error {
 		return fmt.Errorf("resolve raft address %q: %w", cfg.RaftAdvertise, err)
 	}
 	trans, err := raft.NewTCPTransportWithConfig(cfg.RaftAddr, adv, &raft.NetworkTransportConfig{
-		MaxPool: 3, Timeout: 10 * time.Second, Logger: hl, ServerAddressProvider: dialProvider(cfg.RaftDial),
+		MaxPool: 3, Timeout: 10 * time.Second, Logger: hl, ServerAddressProvider: dialProvider(cfg.RaftDial, s.configuredAddr),
 	})
 	if err != nil {
 		return fmt.Errorf("raft transport on %s: %w", cfg.RaftAddr, err)
@@ -262,6 +265,7 @@ func (s *Store) startRaft() error {
 		return fmt.Errorf("start raft: %w", err)
 	}
 	s.raft = r
+	s.raftRef.Store(r)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -12,6 +13,9 @@ import (
 // bumping the epoch (and aborting an open transaction) if it exists.
 // producerID and epoch are the caller's current ones (KIP-360), or -1.
 func (s *Store) InitTxnProducer(ctx context.Context, now int64, txnID string, timeoutMs int32, producerID int64, epoch int16) (InitProducerResult, error) {
+	if txnID == "" || len(txnID) > MaxIDBytes {
+		return InitProducerResult{}, fmt.Errorf("%w: transactional id of %d bytes (1 to %d)", ErrInvalidCommand, len(txnID), MaxIDBytes)
+	}
 	r, err := proposeFor[InitProducerResult](ctx, s, cmdInitTxnProducer, initTxnProducerCmd{Now: now, TxnID: txnID, TimeoutMs: timeoutMs, ProducerID: producerID, ProducerEpoch: epoch})
 	if err != nil {
 		return r, err
@@ -27,12 +31,18 @@ func (s *Store) AddPartitionsToTxn(ctx context.Context, now int64, txnID string,
 
 // AddOffsetsToTxn adds a consumer group to a producer's transaction.
 func (s *Store) AddOffsetsToTxn(ctx context.Context, now int64, txnID string, pid int64, epoch int16, group string) error {
+	if len(group) > MaxIDBytes {
+		return ErrInvalidGroupID
+	}
 	return s.proposeJSON(ctx, cmdAddOffsetsToTxn, addOffsetsToTxnCmd{Now: now, TxnID: txnID, ProducerID: pid, ProducerEpoch: epoch, Group: group})
 }
 
 // TxnOffsetCommit stages offsets that become visible when the transaction
 // commits; it returns one error per offset.
 func (s *Store) TxnOffsetCommit(ctx context.Context, now int64, txnID string, pid int64, epoch int16, group string, offsets []OffsetCommit) ([]error, error) {
+	if len(group) > MaxIDBytes {
+		return nil, ErrInvalidGroupID
+	}
 	return proposeFor[[]error](ctx, s, cmdTxnOffsetCommit, txnOffsetCommitCmd{Now: now, TxnID: txnID, ProducerID: pid, ProducerEpoch: epoch, Group: group, Offsets: offsets})
 }
 

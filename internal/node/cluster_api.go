@@ -45,9 +45,10 @@ type ClusterStatus struct {
 	// NodeID is the node that answered.
 	NodeID   int32 `json:"node_id"`
 	LeaderID int32 `json:"leader_id"`
-	// ConfigIndex is the raft index of the membership the answer lists.
-	ConfigIndex uint64          `json:"config_index"`
-	Members     []ClusterMember `json:"members"`
+	// LeaderVerified: asked with ?verify=leader, the node that answered
+	// leads and has just confirmed it with a quorum.
+	LeaderVerified bool            `json:"leader_verified,omitempty"`
+	Members        []ClusterMember `json:"members"`
 }
 
 func (n *Node) clusterRoutes(mux *http.ServeMux) {
@@ -60,12 +61,17 @@ func (n *Node) clusterRoutes(mux *http.ServeMux) {
 }
 
 func (n *Node) getCluster(w http.ResponseWriter, r *http.Request) {
-	ms, idx, err := n.store.MembersAt()
+	ms, err := n.store.Members()
 	if err != nil {
 		httpError(w, http.StatusServiceUnavailable, err)
 		return
 	}
-	st := ClusterStatus{ClusterID: n.store.ClusterID(), NodeID: n.cfg.NodeID, LeaderID: -1, ConfigIndex: idx}
+	st := ClusterStatus{ClusterID: n.store.ClusterID(), NodeID: n.cfg.NodeID, LeaderID: -1}
+	if r.URL.Query().Get("verify") == "leader" {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		st.LeaderVerified = n.store.VerifyLeader(ctx) == nil
+		cancel()
+	}
 	if id, ok := n.store.Leader(); ok {
 		st.LeaderID = id
 	}
@@ -337,50 +343,64 @@ func (n *Node) noteRemoval(gone bool) bool {
 	return n.removedOnce.Swap(gone) && gone
 }
 
-// leaderSaysRemoved asks the registered members for the cluster's
-// membership and believes only the leader's own answer, and only when it
-// is at least as new as the membership this node holds: a lagging member,
-// or a deposed leader that never saw this node join, does not count.
+// leaderSaysRemoved asks the members this node knows for the cluster's
+// membership and believes only the leader's own answer, verified with a
+// quorum: a lagging member, or a deposed leader that never saw this node
+// join, does not count. A member that is not the leader points to the
+// one it follows, which is asked next (it may be a node this one has never
+// heard of, if the cluster was changed while it was cut off).
 func (n *Node) leaderSaysRemoved(ctx context.Context) bool {
 	if n.store.IsLeader() {
 		return false
 	}
-	ms, myIndex, err := n.store.MembersAt()
+	ms, err := n.store.Members()
 	if err != nil {
 		return false
 	}
 	cl := &http.Client{Timeout: 3 * time.Second}
+	ask := func(admin string) (ClusterStatus, bool) {
+		var st ClusterStatus
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+admin+"/v1/cluster?verify=leader", nil)
+		if err != nil {
+			return st, false
+		}
+		resp, err := cl.Do(req)
+		if err != nil {
+			return st, false
+		}
+		defer resp.Body.Close()
+		return st, resp.StatusCode == http.StatusOK && json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st) == nil
+	}
 	for _, m := range ms {
 		if m.NodeID == n.cfg.NodeID || !m.Registered || m.Broker.Admin == "" {
 			continue
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+m.Broker.Admin+"/v1/cluster", nil)
-		if err != nil {
+		st, ok := ask(m.Broker.Admin)
+		if !ok {
 			continue
 		}
-		resp, err := cl.Do(req)
-		if err != nil {
-			continue
-		}
-		var st ClusterStatus
-		err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st)
-		resp.Body.Close()
-		if err != nil {
-			continue
-		}
-		if gone, trusted := judgeRemoval(st, m.NodeID, n.cfg.NodeID, myIndex); trusted {
+		if gone, trusted := judgeRemoval(st, m.NodeID, n.cfg.NodeID); trusted {
 			return gone
+		}
+		// Ask the leader this member follows.
+		for _, sm := range st.Members {
+			if sm.NodeID == st.LeaderID && sm.NodeID != m.NodeID && sm.AdminAddr != "" {
+				if lst, ok := ask(sm.AdminAddr); ok {
+					if gone, trusted := judgeRemoval(lst, sm.NodeID, n.cfg.NodeID); trusted {
+						return gone
+					}
+				}
+			}
 		}
 	}
 	return false
 }
 
-// judgeRemoval reads member asked's answer st for node self, which holds
-// the membership written at myIndex: trusted only when asked answered as
-// the leader with a membership at least as new; then gone when self is not
-// in it.
-func judgeRemoval(st ClusterStatus, asked, self int32, myIndex uint64) (gone, trusted bool) {
-	if st.NodeID != asked || st.LeaderID != st.NodeID || st.ConfigIndex < myIndex || len(st.Members) == 0 {
+// judgeRemoval reads member asked's answer st for node self: trusted only
+// when asked answered as the leader, verified with a quorum; then gone
+// when self is not in its membership.
+func judgeRemoval(st ClusterStatus, asked, self int32) (gone, trusted bool) {
+	if st.NodeID != asked || st.LeaderID != st.NodeID || !st.LeaderVerified || len(st.Members) == 0 {
 		return false, false
 	}
 	for _, sm := range st.Members {
