@@ -70,6 +70,9 @@ type Config struct {
 	// SnapshotThreshold and TrailingLogs tune raft's log trimming.
 	SnapshotThreshold uint64
 	TrailingLogs      uint64
+	// TrailingBytes bounds the trailing entries by their record bytes as
+	// well: with large entries, fewer than TrailingLogs are kept.
+	TrailingBytes int64
 	Logger            *slog.Logger
 }
 
@@ -109,6 +112,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = 4096
+	}
+	if c.TrailingBytes <= 0 {
+		c.TrailingBytes = DefaultTrailingBytes
 	}
 	if c.TrailingLogs == 0 {
 		c.TrailingLogs = 1024

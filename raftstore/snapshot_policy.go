@@ -24,6 +24,11 @@ const (
 	// DefaultSnapshotInterval: any entry applied since the last snapshot,
 	// this long ago.
 	DefaultSnapshotInterval = 30 * time.Second
+	// DefaultTrailingBytes: about how many record bytes of raft log stay
+	// behind a snapshot.
+	DefaultTrailingBytes = 256 << 20
+	// minTrailingLogs: entries kept behind a snapshot however large.
+	minTrailingLogs = 64
 )
 
 // snapshotPolicy remembers where the last snapshot stood. It is used by the
@@ -44,6 +49,7 @@ func (s *Store) maybeSnapshot(p *snapshotPolicy, now time.Time) {
 	if bytes-p.bytes < s.cfg.SnapshotBytes && now.Sub(p.at) < s.cfg.SnapshotInterval {
 		return
 	}
+	s.boundTrailing(bytes-p.bytes, index-p.index)
 	err := s.await(context.Background(), s.raft.Snapshot())
 	switch {
 	case err == nil, errors.Is(err, raft.ErrNothingNewToSnapshot):
@@ -51,6 +57,29 @@ func (s *Store) maybeSnapshot(p *snapshotPolicy, now time.Time) {
 	case errors.Is(err, ErrClosed):
 	default:
 		s.logger.Warn("raft snapshot failed", "err", err)
+	}
+}
+
+// boundTrailing sets how many entries raft keeps behind the next snapshot:
+// TrailingLogs, or fewer when the entries since the last snapshot averaged
+// so many bytes that TrailingLogs of them would exceed TrailingBytes (a
+// 10 GiB log of 2 MB produce batches kept 1.8 GB of raft log behind every
+// snapshot), but never fewer than minTrailingLogs.
+func (s *Store) boundTrailing(bytes int64, entries uint64) {
+	if entries == 0 || bytes <= 0 {
+		return
+	}
+	want := s.cfg.TrailingLogs
+	if avg := uint64(bytes) / entries; avg > 0 {
+		want = min(want, max(minTrailingLogs, uint64(s.cfg.TrailingBytes)/avg))
+	}
+	rc := s.raft.ReloadableConfig()
+	if rc.TrailingLogs == want {
+		return
+	}
+	rc.TrailingLogs = want
+	if err := s.raft.ReloadConfig(rc); err != nil {
+		s.logger.Warn("set raft trailing logs", "entries", want, "err", err)
 	}
 }
 

@@ -110,3 +110,34 @@ func TestSnapshotGapRefused(t *testing.T) {
 		t.Fatalf("open with a snapshot gap: %v", err)
 	}
 }
+
+// TestTrailingBoundedByBytes: with large entries, raft keeps fewer than
+// TrailingLogs behind a snapshot, so the disk does not hold a second copy
+// of gigabytes of recent data.
+func TestTrailingBoundedByBytes(t *testing.T) {
+	s := openTuned(t, t.TempDir(), func(c *Config) {
+		c.CheckpointInterval = 20 * time.Millisecond
+		c.SnapshotBytes = 16 << 10
+		c.TrailingLogs = 1000
+		c.TrailingBytes = 8 << 10
+	})
+	defer s.Close()
+	if err := s.CreateTopic(context.Background(), "b", topic.NewID(), 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 300; i++ {
+		produce(t, s, "b", 0, batchtest.NoProducer, strings.Repeat("x", 1000))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		first, _ := s.logs.FirstIndex()
+		last, _ := s.logs.LastIndex()
+		if first > 1 && last-first < minTrailingLogs+50 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("raft log not trimmed by bytes: first index %d, last %d, trailing %d", first, last, s.raft.ReloadableConfig().TrailingLogs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -94,6 +94,8 @@ var brokerKeys = []Key{
 		Doc: "Take a raft snapshot this long after the last one if anything was applied since."},
 	{Name: "brokerd.raft.trailing.logs", Default: "1024", check: intRange(64, 1, 1<<63-1),
 		Doc: "Raft log entries kept behind a snapshot, so that a follower a little behind catches up from the log rather than by a snapshot install."},
+	{Name: "brokerd.raft.trailing.bytes", Default: "268435456", check: intRange(64, 1, 1<<63-1),
+		Doc: "Bound the raft log kept behind a snapshot by record bytes too: with large entries, fewer than brokerd.raft.trailing.logs are kept (at least 64)."},
 	{Name: "brokerd.raft.log.store", Default: "wal", check: oneOf("wal", "boltdb"),
 		Doc: "Raft's log store: wal (hashicorp/raft-wal) or boltdb (raft-boltdb)."},
 	{Name: "brokerd.admin.listener", Default: "127.0.0.1:9644", check: checkHostPortOrEmpty,

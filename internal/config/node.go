@@ -72,6 +72,7 @@ func (c *Config) Node() (node.Config, error) {
 	cfg.SnapshotBytes = c.Int("brokerd.raft.snapshot.bytes")
 	cfg.SnapshotInterval = c.millis("brokerd.raft.snapshot.interval.ms")
 	cfg.TrailingLogs = uint64(c.Int("brokerd.raft.trailing.logs"))
+	cfg.TrailingBytes = c.Int("brokerd.raft.trailing.bytes")
 	cfg.AdminAddr = c.String("brokerd.admin.listener")
 	cfg.NoPartitionMetrics = !c.Bool("brokerd.metrics.partition.enable")
 	cfg.TopicDefaults = c.TopicDefaults()

@@ -42,6 +42,7 @@ type Config struct {
 	SnapshotBytes    int64
 	SnapshotInterval time.Duration
 	TrailingLogs     uint64
+	TrailingBytes    int64
 	// Join is a member's admin address to join a running cluster through;
 	// the node then starts without bootstrapping a group of its own.
 	Join string
@@ -202,6 +203,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		SnapshotBytes:             cfg.SnapshotBytes,
 		SnapshotInterval:          cfg.SnapshotInterval,
 		TrailingLogs:              cfg.TrailingLogs,
+		TrailingBytes:             cfg.TrailingBytes,
 		Broker:                    raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port), Admin: adminAdv, Rack: cfg.Rack},
 		ClusterID:                 clusterID,
 		Defaults:                  cfg.TopicDefaults,
