@@ -73,7 +73,7 @@ type Config struct {
 	// TrailingBytes bounds the trailing entries by their record bytes as
 	// well: with large entries, fewer than TrailingLogs are kept.
 	TrailingBytes int64
-	Logger            *slog.Logger
+	Logger        *slog.Logger
 }
 
 func (c *Config) setDefaults() {
