@@ -3,13 +3,18 @@
 # from starting the process to /readyz answering 200, after a kill -9 and
 # after a SIGTERM. Usage: bench/restart-time.sh [records of 1 KiB]
 # (default 10500000, about 10 GiB). Needs curl and bc; uses ports 19092,
-# 19644 and 19145 and a data directory under ${TMPDIR:-/tmp}.
+# 19644 and 19145 and a data directory under ${TMPDIR:-/tmp}. BROKERD=path
+# measures that brokerd binary (another build) instead of this tree's.
 set -eu
 records=${1:-10500000}
 work=$(mktemp -d "${TMPDIR:-/tmp}/restart-time.XXXXXX")
 D=$work/data
 cd "$(dirname "$0")/.."
-CGO_ENABLED=0 go build -o "$work/brokerd" ./cmd/brokerd
+if [ -n "${BROKERD:-}" ]; then
+	cp "$BROKERD" "$work/brokerd"
+else
+	CGO_ENABLED=0 go build -o "$work/brokerd" ./cmd/brokerd
+fi
 go build -o "$work/bench" ./bench
 start() {
 	"$work/brokerd" --data-dir "$D" --kafka-addr 127.0.0.1:19092 --admin-addr 127.0.0.1:19644 \
