@@ -1,13 +1,16 @@
 package raftstore
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/brokerd/brokerd/log"
@@ -50,6 +53,16 @@ func (f *fsm) writeInstallState(st installState) error {
 // install swaps in the staged state of manifest m and reloads the FSM from
 // it.
 func (f *fsm) install(raw []byte, m *manifest, staging string) error {
+	f.closeLogs()
+	f.tombstones = nil
+	if err := f.installFiles(raw, m, staging); err != nil {
+		return err
+	}
+	return f.reload()
+}
+
+// installFiles swaps the staged state in, on disk, with the logs closed.
+func (f *fsm) installFiles(raw []byte, m *manifest, staging string) error {
 	if err := checkStaged(staging, m); err != nil {
 		return fmt.Errorf("staged snapshot at index %d: %w", m.AppliedIndex, err)
 	}
@@ -57,12 +70,7 @@ func (f *fsm) install(raw []byte, m *manifest, staging string) error {
 	if err := f.writeInstallState(st); err != nil {
 		return err
 	}
-	f.closeLogs()
-	f.tombstones = nil
-	if err := f.finishInstall(st, m); err != nil {
-		return err
-	}
-	return f.reload()
+	return f.finishInstall(st, m)
 }
 
 // finishInstall runs the phases from st.Phase on.
@@ -264,15 +272,26 @@ func (f *fsm) reload() error {
 	return nil
 }
 
-// installPending completes, at start, the install of a snapshot that raft
-// stored (with its segment files staged) but that the FSM never restored:
-// a crash between the two leaves exactly that.
-func (s *Store) installPending(snaps *snapshotStore) error {
+// installReceived completes, at start, the install of a snapshot that
+// raft stored (with its segment files staged and complete) but that the
+// FSM never restored: a crash between the two leaves exactly that. It runs
+// before the checkpoint is loaded, so no partition is recovered (and
+// perhaps truncated in place, which would change a staged file that is a
+// hard link to it) before the staged state replaces them all.
+func (f *fsm) installReceived() error {
+	snaps, err := raft.NewFileSnapshotStore(filepath.Join(f.dataDir, "raft"), 2, io.Discard)
+	if err != nil {
+		return fmt.Errorf("open snapshot store: %w", err)
+	}
 	list, err := snaps.List()
-	if err != nil || len(list) == 0 || list[0].Index <= s.fsm.applied {
+	if err != nil || len(list) == 0 {
 		return err
 	}
-	_, rc, err := snaps.inner.Open(list[0].ID)
+	applied, err := f.checkpointedIndex()
+	if err != nil || list[0].Index <= applied {
+		return err
+	}
+	_, rc, err := snaps.Open(list[0].ID)
 	if err != nil {
 		return fmt.Errorf("open snapshot %s: %w", list[0].ID, err)
 	}
@@ -283,20 +302,37 @@ func (s *Store) installPending(snaps *snapshotStore) error {
 	}
 	m, err := decodeManifest(raw)
 	if err != nil {
-		s.logger.Error("a stored raft snapshot has an invalid manifest; it is not installed", "snapshot", list[0].ID, "err", err)
+		f.logger.Error("a stored raft snapshot has an invalid manifest; it is not installed", "snapshot", list[0].ID, "err", err)
 		return nil // checkSnapshotGap decides
 	}
-	staging := stagingDir(s.fsm.dataDir, m.AppliedIndex)
-	if m.AppliedIndex <= s.fsm.applied || !stagingComplete(staging) {
+	staging := stagingDir(f.dataDir, m.AppliedIndex)
+	if m.AppliedIndex <= applied || !stagingComplete(staging) {
 		return nil // checkSnapshotGap decides
 	}
 	if err := checkStaged(staging, m); err != nil {
-		s.logger.Error("a snapshot received before a crash cannot be installed: its staged files do not match its manifest", "applied_index", m.AppliedIndex, "err", err)
+		f.logger.Error("a snapshot received before a crash cannot be installed: its staged files do not match its manifest", "applied_index", m.AppliedIndex, "err", err)
 		if err := os.RemoveAll(staging); err != nil {
 			return fmt.Errorf("remove %s: %w", staging, err)
 		}
 		return nil // checkSnapshotGap decides
 	}
-	s.logger.Warn("installing a snapshot received before a crash", "applied_index", m.AppliedIndex)
-	return s.fsm.install(raw, m, staging)
+	f.logger.Warn("installing a snapshot received before a crash", "applied_index", m.AppliedIndex)
+	return f.installFiles(raw, m, staging)
+}
+
+// checkpointedIndex reads the applied index of the last checkpoint.
+func (f *fsm) checkpointedIndex() (uint64, error) {
+	var applied uint64
+	err := f.db.View(func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(bucketMeta); meta != nil {
+			if v := meta.Get(keyApplied); len(v) == 8 {
+				applied = binary.BigEndian.Uint64(v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read checkpointed index: %w", err)
+	}
+	return applied, nil
 }

@@ -123,7 +123,7 @@ func dropLogBehindSnapshot(snaps *snapshotStore, logs raft.LogStore) error {
 // snapshot as applied and replays only the entries after it, so commands
 // between the checkpoint and the snapshot would be skipped silently: that
 // happens when raft saved a snapshot received from the leader and the node
-// stopped before the FSM restored it, and installPending could not finish
+// stopped before the FSM restored it, and installReceived could not finish
 // the install (its segment files did not all arrive). The snapshot's own
 // manifest says what it holds; raft's index for it may be higher only by
 // entries the FSM never sees (no-ops, barriers, configuration changes).

@@ -107,6 +107,10 @@ func openFSM(dataDir string, logger *slog.Logger) (*fsm, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("recover state: %w", err)
 	}
+	if err := f.installReceived(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("recover state: %w", err)
+	}
 	if err := f.loadCheckpoint(); err != nil {
 		f.closeLogs()
 		_ = db.Close()
@@ -224,9 +228,6 @@ func (s *Store) startRaft() error {
 	}
 
 	s.logs = logs
-	if err := s.installPending(snaps); err != nil {
-		return err
-	}
 	if err := dropLogBehindSnapshot(snaps, logs); err != nil {
 		return err
 	}
