@@ -4,14 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -42,79 +38,17 @@ const maxHeldQuery = 1 << 20
 // size field has it set and 32 bytes of SHA-256 follow instead of data.
 const refBit = uint64(1) << 63
 
-// heldMu lets one held-files query hash at a time.
-var heldMu sync.Mutex
-
 // HeldSegments answers a leader's question: of the files in want, those
-// this node holds at exactly the size asked, with their checksums.
+// this node holds sealed at exactly the size asked, with their checksums
+// (hold.go).
 func (s *Store) HeldSegments(ctx context.Context, want []HeldFile) ([]HeldFile, error) {
-	return heldSegments(ctx, s.cfg.DataDir, want)
-}
-
-func heldSegments(ctx context.Context, dataDir string, want []HeldFile) ([]HeldFile, error) {
-	if len(want) > maxHeldQuery {
-		return nil, fmt.Errorf("%w: %d files asked (at most %d)", errBadSnapshot, len(want), maxHeldQuery)
-	}
-	heldMu.Lock()
-	defer heldMu.Unlock()
-	var out []HeldFile
-	for _, w := range want {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if checkSnapFileName(w.Name) != nil || w.Size <= 0 {
-			continue
-		}
-		sum, err := fileSum(filepath.Join(dataDir, filepath.FromSlash(w.Name)), w.Size)
-		if errors.Is(err, errSizeDiffers) || errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, HeldFile{Name: w.Name, Size: w.Size, SHA256: hex.EncodeToString(sum[:])})
-	}
-	return out, nil
-}
-
-var errSizeDiffers = errors.New("file size differs")
-
-// fileSum hashes the file at path, which must be exactly size bytes.
-func fileSum(path string, size int64) ([sha256.Size]byte, error) {
-	var sum [sha256.Size]byte
-	f, err := os.Open(path)
-	if err != nil {
-		return sum, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return sum, fmt.Errorf("stat %s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() || fi.Size() != size {
-		return sum, errSizeDiffers
-	}
-	return prefixSum(f, path, size)
-}
-
-// prefixSum hashes the first size bytes of f.
-func prefixSum(f *os.File, path string, size int64) ([sha256.Size]byte, error) {
-	var sum [sha256.Size]byte
-	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
-		return sum, fmt.Errorf("hash %s: %w", path, err)
-	}
-	if n := h.Size(); n != len(sum) {
-		return sum, fmt.Errorf("hash %s: size %d", path, n)
-	}
-	copy(sum[:], h.Sum(nil))
-	return sum, nil
+	return s.held.answer(ctx, want)
 }
 
 // dedupe asks the follower which files it holds and turns those whose
 // checksum matches the leader's pinned copy into references. It pins the
 // files first, so the checksums stay true for the transfer.
-func (r *fileStreamReader) dedupe(ask func([]HeldFile) ([]HeldFile, error)) (reused int, saved int64, err error) {
+func (r *fileStreamReader) dedupe(ctx context.Context, ask func([]HeldFile) ([]HeldFile, error)) (reused int, saved int64, err error) {
 	if len(r.files) == 0 {
 		return 0, 0, nil
 	}
@@ -139,7 +73,7 @@ func (r *fileStreamReader) dedupe(ask func([]HeldFile) ([]HeldFile, error)) (reu
 		if !ok || h.Size != f.size {
 			continue
 		}
-		sum, err := r.pinnedSum(f)
+		sum, err := r.pinnedSum(ctx, f)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -152,13 +86,13 @@ func (r *fileStreamReader) dedupe(ask func([]HeldFile) ([]HeldFile, error)) (reu
 	return reused, saved, nil
 }
 
-func (r *fileStreamReader) pinnedSum(f snapFile) ([sha256.Size]byte, error) {
+func (r *fileStreamReader) pinnedSum(ctx context.Context, f snapFile) ([sha256.Size]byte, error) {
 	fh, err := os.Open(r.path(f))
 	if err != nil {
 		return [sha256.Size]byte{}, fmt.Errorf("snapshot segment %s: %w", f.name, err)
 	}
 	defer fh.Close()
-	return prefixSum(fh, f.name, f.size)
+	return hashPrefix(ctx, fh, f.name, f.size)
 }
 
 // size is the stream's length in bytes, references counted as such.
@@ -181,6 +115,8 @@ type dedupTransport struct {
 	*raft.NetworkTransport
 	logger interface{ Info(string, ...any) }
 	ask    func(ctx context.Context, node int32, want []HeldFile) ([]HeldFile, error)
+	// stop ends a question and the hashing when the store closes.
+	stop <-chan struct{}
 }
 
 // heldQueryTimeout bounds a held-files query; the follower hashes every
@@ -195,7 +131,14 @@ func (t *dedupTransport) InstallSnapshot(id raft.ServerID, target raft.ServerAdd
 				return fmt.Errorf("snapshot to node %s: %w", id, err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), heldQueryTimeout)
-			reused, saved, err := r.dedupe(func(want []HeldFile) ([]HeldFile, error) { return t.ask(ctx, int32(node), want) })
+			go func() {
+				select {
+				case <-t.stop:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			reused, saved, err := r.dedupe(ctx, func(want []HeldFile) ([]HeldFile, error) { return t.ask(ctx, int32(node), want) })
 			cancel()
 			switch {
 			case err != nil:

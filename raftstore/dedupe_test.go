@@ -67,15 +67,28 @@ func TestInstallDedupe(t *testing.T) {
 	b[len(b)-1] ^= 0xff
 	os.WriteFile(differs, b, 0o644)
 
+	ctx := context.Background()
+	held := newHoldSet(dst)
 	r := open()
-	reused, saved, err := r.dedupe(func(want []HeldFile) ([]HeldFile, error) {
-		return heldSegments(context.Background(), dst, want)
-	})
+	reused, saved, err := r.dedupe(ctx, func(want []HeldFile) ([]HeldFile, error) { return held.answer(ctx, want) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reused != len(r.files)-1 || saved == 0 {
-		t.Fatalf("reused %d of %d files (%d bytes); want all but the one that differs", reused, len(r.files), saved)
+	// Every file but the one that differs and the active segments (which
+	// the follower may still append to) goes as a reference.
+	sealed := 0
+	for _, f := range r.files {
+		if active, _ := isActiveSegment(filepath.Join(dst, filepath.FromSlash(f.name))); !active {
+			sealed++
+		}
+	}
+	if reused != sealed-1 || saved == 0 {
+		t.Fatalf("reused %d of %d files (%d sealed, %d bytes); want all sealed ones but the one that differs", reused, len(r.files), sealed, saved)
+	}
+	// The originals go away (retention, a deletion) after the answer: the
+	// held copies still stage.
+	for _, rel := range rels[1:3] {
+		os.Remove(filepath.Join(dst, filepath.FromSlash(rel)))
 	}
 	size := r.size()
 	stream, err := io.ReadAll(r)
@@ -85,7 +98,7 @@ func TestInstallDedupe(t *testing.T) {
 	if int64(len(stream)) != size || len(stream) >= len(full)/2 {
 		t.Fatalf("deduplicated stream of %d bytes (size says %d), full one %d", len(stream), size, len(full))
 	}
-	if err := sinkResult(t, dst, stream); err != nil {
+	if err := sinkResultHeld(t, dst, stream, held); err != nil {
 		t.Fatalf("install from references: %v", err)
 	}
 	m, err := decodeManifest(mustManifest(t, full))
@@ -104,24 +117,26 @@ func TestInstallDedupe(t *testing.T) {
 			t.Fatalf("staged %s differs from the leader's", f.name)
 		}
 	}
+	if holds, _ := filepath.Glob(filepath.Join(dst, holdPrefix+"*")); len(holds) != 0 {
+		t.Fatalf("hold directories left after the install: %v", holds)
+	}
 
-	// A held copy that changes between the question and the install.
+	// A reference to a copy this node no longer holds (it restarted, or a
+	// newer question replaced the hold) fails the install.
 	os.RemoveAll(staging)
 	dst2 := t.TempDir()
 	copyPartitions(t, dir, dst2)
+	held2 := newHoldSet(dst2)
 	r = open()
-	if _, _, err := r.dedupe(func(want []HeldFile) ([]HeldFile, error) {
-		return heldSegments(context.Background(), dst2, want)
-	}); err != nil {
+	if _, _, err := r.dedupe(ctx, func(want []HeldFile) ([]HeldFile, error) { return held2.answer(ctx, want) }); err != nil {
 		t.Fatal(err)
 	}
 	stream, _ = io.ReadAll(r)
-	changed := filepath.Join(dst2, filepath.FromSlash(rels[1]))
-	b, _ = os.ReadFile(changed)
-	b[0] ^= 0xff
-	os.WriteFile(changed, b, 0o644)
-	if err := sinkResult(t, dst2, stream); err == nil || !strings.Contains(err.Error(), "checksum differs") {
-		t.Fatalf("install from a changed copy: %v", err)
+	if err := held2.clear(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sinkResultHeld(t, dst2, stream, held2); err == nil || !strings.Contains(err.Error(), "does not hold") {
+		t.Fatalf("install from a released hold: %v", err)
 	}
 	noInstallLeft(t, dst2)
 }

@@ -107,7 +107,8 @@ func (c *testCluster) leader() *Store {
 func segmentSums(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	matches, _ := filepath.Glob(filepath.Join(dir, "*", "*.log"))
+	// Partition directories only: not pins, holds or staging (".*").
+	matches, _ := filepath.Glob(filepath.Join(dir, "[!.]*", "*.log"))
 	for _, m := range matches {
 		b, err := os.ReadFile(m)
 		if err != nil {

@@ -74,7 +74,13 @@ func joinStream(manifest []byte, records [][]byte) []byte {
 // error of Write or Close.
 func sinkResult(t *testing.T, dataDir string, stream []byte) error {
 	t.Helper()
-	snaps := &snapshotStore{inner: mustFileSnaps(t, dataDir), dataDir: dataDir, logger: testLogger()}
+	return sinkResultHeld(t, dataDir, stream, nil)
+}
+
+// sinkResultHeld is sinkResult on a node whose held files are held.
+func sinkResultHeld(t *testing.T, dataDir string, stream []byte, held *holdSet) error {
+	t.Helper()
+	snaps := &snapshotStore{inner: mustFileSnaps(t, dataDir), dataDir: dataDir, logger: testLogger(), held: held}
 	_, trans := raft.NewInmemTransport("")
 	sink, err := snaps.Create(raft.SnapshotVersionMax, 100, 1, raft.Configuration{}, 1, trans)
 	if err != nil {

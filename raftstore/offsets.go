@@ -70,6 +70,12 @@ func (f *fsm) offsetTarget(name string, partition int32) bool {
 
 func (f *fsm) applyOffsetCommit(c *offsetCommitCmd) []error {
 	out := make([]error, len(c.Offsets))
+	if len(c.Group) > MaxIDBytes {
+		for i := range out {
+			out[i] = ErrInvalidGroupID
+		}
+		return out
+	}
 	for i, o := range c.Offsets {
 		if !f.offsetTarget(o.Topic, o.Partition) {
 			out[i] = fmt.Errorf("%w: %s-%d", ErrUnknownTopic, o.Topic, o.Partition)

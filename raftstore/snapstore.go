@@ -1,7 +1,6 @@
 package raftstore
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -24,7 +23,9 @@ import (
 type snapshotStore struct {
 	inner   *raft.FileSnapshotStore
 	dataDir string
-	logger  *slog.Logger
+	// held is this node's held files, which references stage from.
+	held   *holdSet
+	logger *slog.Logger
 	// stale asks for a new snapshot when the newest one names segment
 	// files that retention, DeleteRecords or a topic deletion removed.
 	stale func()
@@ -54,7 +55,7 @@ func (s *snapshotStore) Create(version raft.SnapshotVersion, index, term uint64,
 	if err != nil {
 		return nil, err
 	}
-	return &snapshotSink{SnapshotSink: sink, dataDir: s.dataDir, logger: s.logger}, nil
+	return &snapshotSink{SnapshotSink: sink, dataDir: s.dataDir, logger: s.logger, held: s.held}, nil
 }
 
 // List implements raft.SnapshotStore.
@@ -101,6 +102,7 @@ type snapshotSink struct {
 	raft.SnapshotSink
 	dataDir string
 	logger  *slog.Logger
+	held    *holdSet
 
 	buf      []byte // bytes of a fixed-size part not yet complete
 	state    sinkState
@@ -325,35 +327,17 @@ func (s *snapshotSink) openFile() error {
 	return nil
 }
 
-// linkHeld stages this node's own copy of file s.name, of s.left bytes,
-// for a reference: the copy must still match the leader's checksum. It is
-// hard-linked, which pins its bytes even if the node's log removes it.
-func (s *snapshotSink) linkHeld(want []byte) error {
-	src := filepath.Join(s.dataDir, filepath.FromSlash(s.name))
-	sum, err := fileSum(src, s.left)
-	if err != nil {
-		return fmt.Errorf("the held copy of %s: %w", s.name, err)
-	}
-	if !bytes.Equal(sum[:], want) {
-		return fmt.Errorf("the held copy of %s changed since the leader asked (checksum differs)", s.name)
+// linkHeld stages this node's held copy of file s.name, of s.left bytes,
+// for a reference with checksum sum (hold.go).
+func (s *snapshotSink) linkHeld(sum []byte) error {
+	if s.held == nil {
+		return fmt.Errorf("a reference to a held copy of %s, but this node holds none", s.name)
 	}
 	dst := filepath.Join(s.staging, filepath.FromSlash(s.name))
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
 	}
-	active, err := isActiveSegment(src)
-	if err != nil {
-		return err
-	}
-	if !active {
-		if err := os.Link(src, dst); err != nil {
-			return fmt.Errorf("stage the held copy of %s: %w", s.name, err)
-		}
-		// Its bytes may still be only in the page cache.
-		return syncFile(dst)
-	}
-	// The node's log may still append to its active segment: copy it.
-	return copyPrefix(src, dst, s.left)
+	return s.held.stage(s.name, s.left, sum, dst)
 }
 
 func syncFile(path string) error {
@@ -387,30 +371,6 @@ func isActiveSegment(path string) (bool, error) {
 	return last == filepath.Base(path), nil
 }
 
-// copyPrefix writes the first n bytes of src to a new file dst, durably.
-func copyPrefix(src, dst string, n int64) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return fmt.Errorf("stage %s: %w", src, err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("stage %s: %w", dst, err)
-	}
-	_, err = io.Copy(out, io.NewSectionReader(in, 0, n))
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("stage %s: %w", dst, err)
-	}
-	return nil
-}
-
 func (s *snapshotSink) closeFile() error {
 	err := s.out.Sync()
 	if cerr := s.out.Close(); err == nil {
@@ -432,6 +392,10 @@ func (s *snapshotSink) Close() error {
 	}
 	if s.err == nil && s.files {
 		s.err = s.sealStaging()
+	}
+	if s.err == nil && s.held != nil {
+		// Staged links keep the held bytes; the hold has served.
+		s.held.replace("", nil)
 	}
 	if s.err != nil {
 		_ = s.Cancel()

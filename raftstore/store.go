@@ -32,7 +32,9 @@ type Store struct {
 	// raftRef is raft for its own goroutines, which start before
 	// startRaft sets s.raft (the dial address provider).
 	raftRef atomic.Pointer[raft.Raft]
-	logs    raft.LogStore
+	// held is what this node holds for a leader's snapshot (hold.go).
+	held *holdSet
+	logs raft.LogStore
 	// readyTerm is the term in which this node confirmed its leadership
 	// (confirmLeadership); IsLeader compares it with the current term.
 	readyTerm atomic.Uint64
@@ -199,7 +201,11 @@ func (s *Store) startRaft() error {
 	if err := removePins(cfg.DataDir); err != nil {
 		return err
 	}
-	snaps := &snapshotStore{inner: fileSnaps, dataDir: cfg.DataDir, logger: s.logger, stale: s.requestSnapshot}
+	s.held = newHoldSet(cfg.DataDir)
+	if err := s.held.clear(); err != nil {
+		return err
+	}
+	snaps := &snapshotStore{inner: fileSnaps, dataDir: cfg.DataDir, held: s.held, logger: s.logger, stale: s.requestSnapshot}
 	adv, err := net.ResolveTCPAddr("tcp", cfg.RaftAdvertise)
 	if err != nil {
 		return fmt.Errorf("resolve raft address %q: %w", cfg.RaftAdvertise, err)
@@ -259,7 +265,7 @@ func (s *Store) startRaft() error {
 	}
 	var rt raft.Transport = trans
 	if cfg.AskHeld != nil {
-		rt = &dedupTransport{NetworkTransport: trans, logger: s.logger, ask: cfg.AskHeld}
+		rt = &dedupTransport{NetworkTransport: trans, logger: s.logger, ask: cfg.AskHeld, stop: s.stop}
 	}
 	r, err := raft.NewRaft(rc, s.fsm, logs, stable, snaps, rt)
 	if err != nil {

@@ -12,6 +12,9 @@ import (
 const maxEpoch = 32767 - 1
 
 func (f *fsm) applyInitTxnProducer(c *initTxnProducerCmd, term int32) InitProducerResult {
+	if c.TxnID == "" || len(c.TxnID) > MaxIDBytes {
+		return InitProducerResult{Err: fmt.Errorf("%w: transactional id of %d bytes (1 to %d)", ErrInvalidCommand, len(c.TxnID), MaxIDBytes)}
+	}
 	f.txnMu.Lock()
 	defer f.txnMu.Unlock()
 	t := f.txns[c.TxnID]
@@ -99,6 +102,9 @@ func (f *fsm) applyAddPartitionsToTxn(c *addPartitionsToTxnCmd) any {
 }
 
 func (f *fsm) applyAddOffsetsToTxn(c *addOffsetsToTxnCmd) error {
+	if len(c.Group) > MaxIDBytes {
+		return ErrInvalidGroupID
+	}
 	f.txnMu.Lock()
 	defer f.txnMu.Unlock()
 	t := f.txns[c.TxnID]
@@ -116,6 +122,9 @@ func (f *fsm) applyAddOffsetsToTxn(c *addOffsetsToTxnCmd) error {
 // applyTxnOffsetCommit stages offsets that become visible when the
 // transaction commits. It returns one error per offset, or one error.
 func (f *fsm) applyTxnOffsetCommit(c *txnOffsetCommitCmd) any {
+	if len(c.Group) > MaxIDBytes {
+		return ErrInvalidGroupID
+	}
 	out := make([]error, len(c.Offsets))
 	for i, o := range c.Offsets {
 		if !f.offsetTarget(o.Topic, o.Partition) {

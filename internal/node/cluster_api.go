@@ -61,16 +61,17 @@ func (n *Node) clusterRoutes(mux *http.ServeMux) {
 }
 
 func (n *Node) getCluster(w http.ResponseWriter, r *http.Request) {
+	st := ClusterStatus{ClusterID: n.store.ClusterID(), NodeID: n.cfg.NodeID, LeaderID: -1}
+	if r.URL.Query().Get("verify") == "leader" {
+		// Verified first: the membership read after it is this leader's.
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		st.LeaderVerified = n.store.VerifyLeader(ctx) == nil
+		cancel()
+	}
 	ms, err := n.store.Members()
 	if err != nil {
 		httpError(w, http.StatusServiceUnavailable, err)
 		return
-	}
-	st := ClusterStatus{ClusterID: n.store.ClusterID(), NodeID: n.cfg.NodeID, LeaderID: -1}
-	if r.URL.Query().Get("verify") == "leader" {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		st.LeaderVerified = n.store.VerifyLeader(ctx) == nil
-		cancel()
 	}
 	if id, ok := n.store.Leader(); ok {
 		st.LeaderID = id

@@ -65,7 +65,8 @@ func (n *Node) askHeld(ctx context.Context, node int32, want []raftstore.HeldFil
 		return nil, fmt.Errorf("held-files query to node %d: %s: %s", node, resp.Status, bytes.TrimSpace(msg))
 	}
 	var held []raftstore.HeldFile
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxHeldBody)).Decode(&held); err != nil {
+	// An answer entry carries a checksum its question did not.
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4*maxHeldBody)).Decode(&held); err != nil {
 		return nil, fmt.Errorf("held-files answer from node %d: %w", node, err)
 	}
 	return held, nil
