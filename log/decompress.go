@@ -120,6 +120,15 @@ var (
 // limit bytes, and walks count records from it, requiring that nothing
 // follows the last record unless visit ends the walk early.
 func walkCompressed(codec int8, data []byte, count int32, limit int64, visit recordVisitor) error {
+	if codec == CompressionSnappy && !isXerial(data) {
+		return walkRawSnappy(data, count, limit, visit)
+	}
+	return withStream(codec, data, limit, func(r *bufio.Reader) error { return walkStream(r, count, visit) })
+}
+
+// withStream runs fn on a reader of data decompressed with codec (raw
+// snappy excepted), never producing more than limit bytes.
+func withStream(codec int8, data []byte, limit int64, fn func(*bufio.Reader) error) error {
 	switch codec {
 	case CompressionGzip:
 		s := gzipPool.Get().(*gzipStream)
@@ -128,21 +137,18 @@ func walkCompressed(codec int8, data []byte, count int32, limit int64, visit rec
 		if err := s.dec.Reset(&s.src); err != nil {
 			return fmt.Errorf("gzip header: %w", err)
 		}
-		return walkStream(s.reset(&s.dec, limit), count, visit)
+		return fn(s.reset(&s.dec, limit))
 	case CompressionSnappy:
-		if !isXerial(data) {
-			return walkRawSnappy(data, count, limit, visit)
-		}
 		s := snappyPool.Get().(*snappyStream)
 		defer snappyPool.Put(s)
 		s.dec.reset(data, limit)
-		return walkStream(s.reset(&s.dec, limit), count, visit)
+		return fn(s.reset(&s.dec, limit))
 	case CompressionLZ4:
 		s := lz4Pool.Get().(*lz4Stream)
 		defer lz4Pool.Put(s)
 		s.src.Reset(data)
 		s.dec.Reset(&s.src)
-		return walkStream(s.reset(s.dec, limit), count, visit)
+		return fn(s.reset(s.dec, limit))
 	case CompressionZstd:
 		s, err := getZstd()
 		if err != nil {
@@ -154,7 +160,7 @@ func walkCompressed(codec int8, data []byte, count int32, limit int64, visit rec
 		if err := s.dec.ResetWithOptions(&s.src, zstd.WithDecoderMaxWindow(window), zstd.WithDecoderMaxMemory(window)); err != nil {
 			return fmt.Errorf("zstd: %w", err)
 		}
-		return walkStream(s.reset(s.dec, limit), count, visit)
+		return fn(s.reset(s.dec, limit))
 	default:
 		return fmt.Errorf("unknown compression codec %d", codec)
 	}

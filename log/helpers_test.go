@@ -55,14 +55,6 @@ func encodeRecords(dst []byte, recs []testRecord) []byte {
 	return dst
 }
 
-func appendVarBytes(dst, b []byte) []byte {
-	if b == nil {
-		return binary.AppendVarint(dst, -1)
-	}
-	dst = binary.AppendVarint(dst, int64(len(b)))
-	return append(dst, b...)
-}
-
 func compress(tb testing.TB, codec int8, xerialFraming bool, raw []byte) []byte {
 	tb.Helper()
 	var buf bytes.Buffer
