@@ -92,6 +92,9 @@ func (f *fsm) checkpoint() error {
 		if err := f.checkpointOffsets(tx); err != nil {
 			return err
 		}
+		if err := f.checkpointProcessors(tx); err != nil {
+			return err
+		}
 		txb := tx.Bucket(bucketTxns)
 		for id := range f.dirty.txns {
 			t := f.txns[id]
@@ -124,6 +127,7 @@ func (f *fsm) checkpoint() error {
 		return fmt.Errorf("commit checkpoint at index %d: %w", f.applied, err)
 	}
 	f.dirty.reset()
+	f.checkpointedProcessors()
 	f.bytesSinceCheckpoint = 0
 	f.checkpointDue.Store(false)
 	f.removeTombstones()
@@ -232,6 +236,9 @@ func (f *fsm) loadCheckpoint() error {
 			return err
 		}
 		if err := f.loadOffsets(tx); err != nil {
+			return err
+		}
+		if err := f.loadProcessors(tx); err != nil {
 			return err
 		}
 		err = tx.Bucket(bucketTxns).ForEach(func(k, v []byte) error {

@@ -31,6 +31,10 @@ const (
 	cmdExpireProducers
 	cmdSetClusterID
 	cmdUnregisterBroker
+	cmdProcDeploy
+	cmdProcPause
+	cmdProcDelete
+	cmdProcStep
 )
 
 func (t cmdType) String() string {
@@ -77,6 +81,14 @@ func (t cmdType) String() string {
 		return "set-cluster-id"
 	case cmdUnregisterBroker:
 		return "unregister-broker"
+	case cmdProcDeploy:
+		return "processor-deploy"
+	case cmdProcPause:
+		return "processor-pause"
+	case cmdProcDelete:
+		return "processor-delete"
+	case cmdProcStep:
+		return "processor-step"
 	}
 	return fmt.Sprintf("cmd(%d)", byte(t))
 }
@@ -98,17 +110,29 @@ type produceCmd struct {
 // encodeProduce lays a produce command out in binary: the batch bytes are
 // copied once and never base64'd.
 //
-//	type(1) now(8) count(4) { topicLen(2) topic partition(4) dataLen(4) data }*
+//	type(1) now(8) batches
 func encodeProduce(c *produceCmd) []byte {
-	n := 1 + 8 + 4
-	for _, b := range c.Batches {
-		n += 2 + len(b.Topic) + 4 + 4 + len(b.Data)
-	}
-	out := make([]byte, 0, n)
+	out := make([]byte, 0, 1+8+batchesSize(c.Batches))
 	out = append(out, byte(cmdProduce))
 	out = binary.BigEndian.AppendUint64(out, uint64(c.Now))
-	out = binary.BigEndian.AppendUint32(out, uint32(len(c.Batches)))
-	for _, b := range c.Batches {
+	return appendBatches(out, c.Batches)
+}
+
+// batchesSize is the encoded size of a batch section.
+func batchesSize(bs []ProduceBatch) int {
+	n := 4
+	for _, b := range bs {
+		n += 2 + len(b.Topic) + 4 + 4 + len(b.Data)
+	}
+	return n
+}
+
+// appendBatches appends a batch section:
+//
+//	count(4) { topicLen(2) topic partition(4) dataLen(4) data }*
+func appendBatches(out []byte, bs []ProduceBatch) []byte {
+	out = binary.BigEndian.AppendUint32(out, uint32(len(bs)))
+	for _, b := range bs {
 		out = binary.BigEndian.AppendUint16(out, uint16(len(b.Topic)))
 		out = append(out, b.Topic...)
 		out = binary.BigEndian.AppendUint32(out, uint32(b.Partition))
@@ -124,16 +148,28 @@ func decodeProduce(buf []byte) (*produceCmd, error) {
 		return nil, fmt.Errorf("%w: not a produce command", ErrInvalidCommand)
 	}
 	r := buf[1:]
-	if len(r) < 12 {
+	if len(r) < 8 {
 		return nil, fmt.Errorf("%w: short produce command", ErrInvalidCommand)
 	}
 	c := &produceCmd{Now: int64(binary.BigEndian.Uint64(r))}
-	count := binary.BigEndian.Uint32(r[8:])
-	r = r[12:]
-	if uint64(count) > uint64(len(r))/10+1 {
-		return nil, fmt.Errorf("%w: produce batch count %d too large", ErrInvalidCommand, count)
+	var err error
+	if c.Batches, err = readBatches(r[8:]); err != nil {
+		return nil, err
 	}
-	c.Batches = make([]ProduceBatch, 0, count)
+	return c, nil
+}
+
+// readBatches parses a batch section that ends r. The batch data aliases r.
+func readBatches(r []byte) ([]ProduceBatch, error) {
+	if len(r) < 4 {
+		return nil, fmt.Errorf("%w: short batch section", ErrInvalidCommand)
+	}
+	count := binary.BigEndian.Uint32(r)
+	r = r[4:]
+	if uint64(count) > uint64(len(r))/10+1 {
+		return nil, fmt.Errorf("%w: batch count %d too large", ErrInvalidCommand, count)
+	}
+	out := make([]ProduceBatch, 0, count)
 	for i := uint32(0); i < count; i++ {
 		if len(r) < 2 {
 			return nil, fmt.Errorf("%w: truncated topic length", ErrInvalidCommand)
@@ -153,12 +189,12 @@ func decodeProduce(buf []byte) (*produceCmd, error) {
 		}
 		b.Data = r[:dl:dl]
 		r = r[dl:]
-		c.Batches = append(c.Batches, b)
+		out = append(out, b)
 	}
 	if len(r) != 0 {
 		return nil, fmt.Errorf("%w: %d trailing bytes", ErrInvalidCommand, len(r))
 	}
-	return c, nil
+	return out, nil
 }
 
 // Metadata commands are rare and small: JSON after the type byte.

@@ -32,4 +32,10 @@ var (
 	ErrOperationNotAttempted    = errors.New("operation not attempted")
 	ErrUnknownMember            = errors.New("unknown cluster member")
 	ErrInvalidGroupID           = errors.New("invalid group id (longer than MaxIDBytes)")
+	ErrUnknownProcessor         = errors.New("unknown processor")
+	ErrProcessorExists          = errors.New("processor already exists")
+	ErrInvalidProcessor         = errors.New("invalid processor")
+	// ErrProcessorFenced refuses a step that does not start where the
+	// processor's committed offsets are, or is of another generation.
+	ErrProcessorFenced = errors.New("processor step fenced")
 )

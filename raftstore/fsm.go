@@ -71,6 +71,9 @@ type fsm struct {
 	installs      atomic.Int64
 	checkpointDue atomic.Bool
 
+	// procs are the processors (proc.go).
+	procs procTable
+
 	appliedIndex atomic.Uint64
 	notifyMu     sync.Mutex
 	notifyCh     chan struct{}
@@ -285,6 +288,30 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 		}
 		f.applyExpireOffsets(&c)
 		return nil
+	case cmdProcDeploy:
+		var c procDeployCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyProcDeploy(&c, l.Index)
+	case cmdProcPause:
+		var c procPauseCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyProcPause(&c)
+	case cmdProcDelete:
+		var c procDeleteCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyProcDelete(&c)
+	case cmdProcStep:
+		c, err := decodeStep(l.Data)
+		if err != nil {
+			return err
+		}
+		return f.applyProcStep(c, int32(l.Term))
 	default:
 		// Skipping it would leave this replica different from the newer
 		// ones that understood it.

@@ -240,7 +240,7 @@ func writeManifestState(tx *bolt.Tx, m *manifest) error {
 			return err
 		}
 	}
-	return nil
+	return writeManifestProcessors(tx, m)
 }
 
 // reload rebuilds the in-memory FSM from the state DB and the partition
@@ -251,7 +251,7 @@ func (f *fsm) reload() error {
 		logger: f.logger, dataDir: f.dataDir, db: f.db,
 		topics: map[string]*topicState{}, brokers: map[int32]BrokerInfo{}, groups: map[string]groupOffsets{},
 		defaults: topic.Defaults{}, deleted: map[string]int64{},
-		txns: map[string]*TxnState{}, producers: map[int64]*producerState{},
+		txns: map[string]*TxnState{}, producers: map[int64]*producerState{}, procs: newProcTable(),
 	}
 	if err := nf.loadCheckpoint(); err != nil {
 		return fmt.Errorf("load installed state: %w", err)
@@ -265,6 +265,9 @@ func (f *fsm) reload() error {
 	f.applied = nf.applied
 	f.txnMu.Unlock()
 	f.mu.Unlock()
+	f.procs.mu.Lock()
+	f.procs.infos, f.procs.delta, f.procs.dirty, f.procs.dropped = nf.procs.infos, nf.procs.delta, nf.procs.dirty, nf.procs.dropped
+	f.procs.mu.Unlock()
 	f.dirty.reset()
 	f.bytesSinceCheckpoint = 0
 	f.appliedIndex.Store(f.applied)

@@ -84,7 +84,7 @@ func (m *manifest) validate() error {
 			return fmt.Errorf("%w: an empty producer", errBadSnapshot)
 		}
 	}
-	return nil
+	return m.validateProcessors()
 }
 
 func (mp *manifestPartition) validate() error {

@@ -26,6 +26,9 @@ type manifest struct {
 	Txns         []*TxnState                  `json:"transactions,omitempty"`
 	Defaults     topic.Defaults               `json:"topic_defaults,omitempty"`
 	ClusterID    string                       `json:"cluster_id,omitempty"`
+	// Processors and their whole state (proc_checkpoint.go).
+	Processors     []*ProcessorInfo        `json:"processors,omitempty"`
+	ProcessorState map[string][]StateEntry `json:"processor_state,omitempty"`
 }
 
 type manifestPartition struct {
@@ -78,6 +81,9 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	}
 	for _, t := range f.txns {
 		m.Txns = append(m.Txns, t.clone())
+	}
+	if err := f.manifestProcessors(&m); err != nil {
+		return nil, fmt.Errorf("snapshot: processors: %w", err)
 	}
 	buf, err := json.Marshal(&m)
 	if err != nil {

@@ -100,6 +100,7 @@ func openFSM(dataDir string, logger *slog.Logger) (*fsm, error) {
 		deleted:   map[string]int64{},
 		txns:      map[string]*TxnState{},
 		producers: map[int64]*producerState{},
+		procs:     newProcTable(),
 		notifyCh:  make(chan struct{}),
 		failCh:    make(chan struct{}),
 	}

@@ -1,0 +1,216 @@
+package raftstore
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/brokerd/brokerd/topic"
+)
+
+// Processors (the processor package runs them) are replicated here as
+// plain data: each one's spec, its generation, its committed input offsets
+// and its keyed state. The FSM knows nothing of stages: it applies a
+// processor's step (proc_apply.go), which carries the new offsets, the
+// state changes and the output batches, all or nothing.
+
+// ProcessorInfo is a deployed processor as the FSM holds it.
+type ProcessorInfo struct {
+	Name string `json:"name"`
+	// Spec is the processor's spec as deployed; opaque to the FSM.
+	Spec []byte `json:"spec"`
+	// Inputs are the topics it reads; Outputs the topics it may write
+	// (its output, dead-letter and late topics).
+	Inputs  []string `json:"inputs"`
+	Outputs []string `json:"outputs"`
+	// Generation is the raft index of the deploy: a step carries it, so
+	// no step of an earlier deployment of the same name can apply.
+	Generation uint64 `json:"generation"`
+	Paused     bool   `json:"paused,omitempty"`
+	// Offsets maps "<topic>/<partition>" of each input partition to the
+	// next offset to read; one that is absent is 0.
+	Offsets map[string]int64 `json:"offsets"`
+	Stats   ProcessorStats   `json:"stats"`
+}
+
+// ProcessorStats are a processor's counters, advanced by its steps.
+type ProcessorStats struct {
+	RecordsIn  int64 `json:"records_in"`
+	RecordsOut int64 `json:"records_out"`
+	DLQ        int64 `json:"dlq"`
+	Late       int64 `json:"late"`
+	Steps      int64 `json:"steps"`
+	// LastStep is the leader's clock (unix ms) at the last step.
+	LastStep int64 `json:"last_step_ms"`
+}
+
+func (p *ProcessorInfo) clone() *ProcessorInfo {
+	c := *p
+	c.Spec = slices.Clone(p.Spec)
+	c.Inputs = slices.Clone(p.Inputs)
+	c.Outputs = slices.Clone(p.Outputs)
+	c.Offsets = maps.Clone(p.Offsets)
+	return &c
+}
+
+// Limits on a processor's state entries.
+const (
+	maxStateKeyBytes   = 16 << 10
+	maxStateValueBytes = 4 << 20
+	// maxProcessorSpecBytes bounds a spec.
+	maxProcessorSpecBytes = 1 << 20
+)
+
+// procTable holds the processors. Apply writes (on the FSM goroutine);
+// readers take mu. State changes since the last checkpoint stay in delta
+// (a nil value is a delete) and go to bbolt at the checkpoint; a read
+// looks in delta first, then in bbolt, so state may exceed memory.
+type procTable struct {
+	mu    sync.RWMutex
+	infos map[string]*ProcessorInfo
+	delta map[string]map[string][]byte
+	// dirty names processors whose info changed; dropped those whose
+	// state bucket goes at the next checkpoint (deleted or redeployed).
+	dirty   map[string]bool
+	dropped map[string]bool
+}
+
+func newProcTable() procTable {
+	return procTable{infos: map[string]*ProcessorInfo{}, delta: map[string]map[string][]byte{}, dirty: map[string]bool{}, dropped: map[string]bool{}}
+}
+
+// Buckets of the state DB for processors: their infos, and one nested
+// bucket of state per processor.
+var (
+	bucketProcessors = []byte("processors")
+	bucketProcState  = []byte("processor_state")
+)
+
+// Processors lists the deployed processors, sorted by name.
+func (s *Store) Processors() []*ProcessorInfo {
+	t := &s.fsm.procs
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	out := make([]*ProcessorInfo, 0, len(t.infos))
+	for _, p := range t.infos {
+		out = append(out, p.clone())
+	}
+	slices.SortFunc(out, func(a, b *ProcessorInfo) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Processor returns one deployed processor.
+func (s *Store) Processor(name string) (*ProcessorInfo, bool) {
+	t := &s.fsm.procs
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	p, ok := t.infos[name]
+	if !ok {
+		return nil, false
+	}
+	return p.clone(), true
+}
+
+// ProcessorState returns the committed state of processor name for key.
+func (s *Store) ProcessorState(name string, key []byte) ([]byte, bool, error) {
+	f := s.fsm
+	t := &f.procs
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if _, ok := t.infos[name]; !ok {
+		return nil, false, fmt.Errorf("%w: %s", ErrUnknownProcessor, name)
+	}
+	if v, ok := t.delta[name][string(key)]; ok {
+		return slices.Clone(v), v != nil, nil
+	}
+	if t.dropped[name] {
+		return nil, false, nil
+	}
+	var out []byte
+	err := f.db.View(func(tx *bolt.Tx) error {
+		if b := procBucket(tx, name); b != nil {
+			out = slices.Clone(b.Get(key))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("read state of processor %s: %w", name, err)
+	}
+	return out, out != nil, nil
+}
+
+// ProcessorStateSize is the number of state entries of processor name
+// that the last checkpoint holds, plus those changed since.
+func (s *Store) ProcessorStateSize(name string) (entries int, err error) {
+	f := s.fsm
+	t := &f.procs
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if !t.dropped[name] {
+		err = f.db.View(func(tx *bolt.Tx) error {
+			if b := procBucket(tx, name); b != nil {
+				entries = b.Stats().KeyN
+			}
+			return nil
+		})
+	}
+	return entries + len(t.delta[name]), err
+}
+
+func procBucket(tx *bolt.Tx, name string) *bolt.Bucket {
+	root := tx.Bucket(bucketProcState)
+	if root == nil {
+		return nil
+	}
+	return root.Bucket([]byte(name))
+}
+
+// DeployRequest deploys a processor.
+type DeployRequest struct {
+	Name    string   `json:"name"`
+	Spec    []byte   `json:"spec"`
+	Inputs  []string `json:"inputs"`
+	Outputs []string `json:"outputs"`
+	// FromLatest starts at the inputs' ends; otherwise at their starts.
+	FromLatest bool `json:"from_latest,omitempty"`
+}
+
+// DeployProcessor deploys a processor; its input and output topics must
+// exist. It returns the processor's generation.
+func (s *Store) DeployProcessor(ctx context.Context, r DeployRequest) (uint64, error) {
+	if err := checkProcessorName(r.Name); err != nil {
+		return 0, err
+	}
+	return proposeFor[uint64](ctx, s, cmdProcDeploy, procDeployCmd{Req: r})
+}
+
+// SetProcessorPaused pauses or resumes a processor.
+func (s *Store) SetProcessorPaused(ctx context.Context, name string, paused bool) error {
+	return s.proposeJSON(ctx, cmdProcPause, procPauseCmd{Name: name, Paused: paused})
+}
+
+// DeleteProcessor removes a processor and its state.
+func (s *Store) DeleteProcessor(ctx context.Context, name string) error {
+	return s.proposeJSON(ctx, cmdProcDelete, procDeleteCmd{Name: name})
+}
+
+// checkProcessorName accepts names that are valid topic names, so that
+// "<name>.dlq" and "<name>.late" are too.
+func checkProcessorName(name string) error {
+	if err := topic.ValidateName(name + ".late"); err != nil {
+		return fmt.Errorf("%w: processor name %q: %v", ErrInvalidProcessor, name, err)
+	}
+	return nil
+}
