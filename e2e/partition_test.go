@@ -257,6 +257,6 @@ func TestFaultPartitionLeader(t *testing.T) {
 	// Every replica ends with the same bytes, the old leader included.
 	waitFor(t, 60*time.Second, "every replica's segments to match", func() (bool, string) {
 		a, b, d := segmentSums(t, c.nodes[0].dataDir), segmentSums(t, c.nodes[1].dataDir), segmentSums(t, c.nodes[2].dataDir)
-		return fmt.Sprint(a) == fmt.Sprint(b) && fmt.Sprint(b) == fmt.Sprint(d), fmt.Sprintf("%d %d %d files", len(a), len(b), len(d))
+		return len(a) > 0 && fmt.Sprint(a) == fmt.Sprint(b) && fmt.Sprint(b) == fmt.Sprint(d), fmt.Sprintf("%d %d %d files", len(a), len(b), len(d))
 	})
 }

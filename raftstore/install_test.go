@@ -108,7 +108,7 @@ func segmentSums(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	// Partition directories only: not pins, holds or staging (".*").
-	matches, _ := filepath.Glob(filepath.Join(dir, "[!.]*", "*.log"))
+	matches, _ := filepath.Glob(filepath.Join(dir, "[^.]*", "*.log"))
 	for _, m := range matches {
 		b, err := os.ReadFile(m)
 		if err != nil {

@@ -1,0 +1,89 @@
+package processor
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
+)
+
+// Expressions (github.com/expr-lang/expr) see a record as:
+//
+//	key        string
+//	value      the parsed JSON when the value parses as JSON, else a string
+//	headers    map of header key to value (strings)
+//	timestamp  ms
+//	partition, offset
+//	topic
+
+// env is the expression environment of one record.
+func env(r *Record) map[string]any {
+	var value any = string(r.Value)
+	if len(r.Value) > 0 {
+		var v any
+		if json.Unmarshal(r.Value, &v) == nil {
+			value = v
+		}
+	}
+	headers := make(map[string]string, len(r.Headers))
+	for _, h := range r.Headers {
+		headers[h.Key] = string(h.Value)
+	}
+	return map[string]any{
+		"key": string(r.Key), "value": value, "headers": headers,
+		"timestamp": r.Timestamp, "partition": int(r.Partition), "offset": r.Offset, "topic": r.Topic,
+	}
+}
+
+// sampleEnv types expressions at compile time.
+var sampleEnv = map[string]any{
+	"key": "", "value": any(nil), "headers": map[string]string{},
+	"timestamp": int64(0), "partition": 0, "offset": int64(0), "topic": "",
+}
+
+func compileExpr(code string, opts ...expr.Option) (*vm.Program, error) {
+	return expr.Compile(code, append([]expr.Option{expr.Env(sampleEnv)}, opts...)...)
+}
+
+// toBytes renders an expression's result as a key or value: a string or
+// bytes as they are, nil as null, anything else as JSON.
+func toBytes(v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return []byte(x), nil
+	case []byte:
+		return x, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	return b, nil
+}
+
+// toFloat reads an expression's result as a number.
+func toFloat(v any) (float64, error) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), nil
+	case int64:
+		return float64(x), nil
+	case float64:
+		return x, nil
+	case float32:
+		return float64(x), nil
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		if err != nil {
+			return 0, fmt.Errorf("not a number: %q", x)
+		}
+		return f, nil
+	case json.Number:
+		return x.Float64()
+	}
+	return 0, fmt.Errorf("not a number: %v (%T)", v, v)
+}
