@@ -57,9 +57,13 @@ func startCluster(t *testing.T, size int, tweak ...func(*node.Config)) []*node.N
 func adminCall(t *testing.T, method, addr, path string, body any) (int, []byte) {
 	t.Helper()
 	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
+	switch b := body.(type) {
+	case nil:
+	case []byte: // sent as it is (a YAML spec)
 		rd = bytes.NewReader(b)
+	default:
+		j, _ := json.Marshal(body)
+		rd = bytes.NewReader(j)
 	}
 	req, err := http.NewRequest(method, "http://"+addr+path, rd)
 	if err != nil {

@@ -16,6 +16,18 @@ type pipeline struct {
 	ops []Operator
 }
 
+// resetter is an operator that holds something for the step under way
+// (what to emit at its end), dropped when a step starts again.
+type resetter interface{ reset() }
+
+func (p *pipeline) reset() {
+	for _, op := range p.ops {
+		if r, ok := op.(resetter); ok {
+			r.reset()
+		}
+	}
+}
+
 // compile builds a spec's operators, naming the stage in any error.
 func compile(s *Spec) (*pipeline, error) {
 	p := &pipeline{}
@@ -278,6 +290,8 @@ func (o *aggregateOp) Process(st State, r Record, _ func(Record)) error {
 	o.changed[string(r.Key)] = max(o.changed[string(r.Key)], r.Timestamp)
 	return nil
 }
+
+func (o *aggregateOp) reset() { clear(o.changed) }
 
 func (o *aggregateOp) Flush(st State, emit func(Record)) error {
 	for k, ts := range o.changed {

@@ -19,6 +19,7 @@ func (n *Node) startAdmin() error {
 	l := n.adminL
 	mux := http.NewServeMux()
 	n.clusterRoutes(mux)
+	n.processorRoutes(mux)
 	mux.Handle("/metrics", n.metrics.Handler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")

@@ -16,6 +16,7 @@ import (
 	"github.com/brokerd/brokerd/broker/fetchsession"
 	"github.com/brokerd/brokerd/broker/wire"
 	"github.com/brokerd/brokerd/internal/metrics"
+	"github.com/brokerd/brokerd/processor"
 	"github.com/brokerd/brokerd/raftstore"
 	"github.com/brokerd/brokerd/topic"
 )
@@ -120,8 +121,12 @@ type Node struct {
 	adminL   net.Listener
 	metrics  *metrics.Metrics
 	serveErr chan error // a listener or the state machine that stopped on its own
-	// bgCancel stops the node's background work (registration).
+	// bgCancel stops the node's background work (registration, the
+	// processors).
 	bgCancel context.CancelFunc
+	// processors runs the processors while this node leads.
+	processors  *processor.Manager
+	procMetrics *processor.Metrics
 
 	// serving is set once the Kafka listener accepts connections; draining
 	// once Shutdown has begun. /readyz reads both.
@@ -253,6 +258,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.metrics.RegisterStore(n.store, !cfg.NoPartitionMetrics)
 	n.metrics.RegisterFetchSessions(b.FetchSessionStats)
 
+	n.procMetrics = processor.NewMetrics(n.metrics.Registry(), n.store)
+	n.processors = processor.NewManager(n.store, n.logger, n.procMetrics)
 	if cfg.AdminAddr != "" {
 		if err := n.startAdmin(); err != nil {
 			n.closeStarted()
@@ -280,6 +287,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	bg, cancelBG := context.WithCancel(context.Background())
 	n.bgCancel = cancelBG
+	go n.processors.Run(bg)
 	go n.registerSelf(bg, raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port), Admin: adminAdv, Rack: cfg.Rack})
 	go func() {
 		if err := n.kafka.Serve(); err != nil {

@@ -1,0 +1,246 @@
+package processor
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/brokerd/brokerd/log"
+	"github.com/brokerd/brokerd/raftstore"
+)
+
+// Bounds of one step's reading and writing, well under raftstore's
+// MaxStepBytes for the whole entry.
+const (
+	stepReadBytes   = 1 << 20 // per log read
+	stepOutputBytes = 4 << 20 // stop reading input once outputs hold this much
+)
+
+// stepper builds a processor's steps. It belongs to one runner.
+type stepper struct {
+	store Store
+	spec  *Spec
+	pipe  *pipeline
+	next  int // input partition to read first in the next step
+}
+
+// built is a step ready to propose, and what it counts.
+type built struct {
+	step    *raftstore.ProcStep
+	records int
+}
+
+type outKey struct {
+	topic     string
+	partition int32
+}
+
+// build reads what the committed offsets of info leave to read, runs it
+// through the stages and returns the step; records is 0 when there was
+// nothing to read.
+func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, error) {
+	type part struct {
+		topic string
+		idx   int32
+	}
+	var parts []part
+	for _, name := range info.Inputs {
+		t, ok := s.store.Topic(name)
+		if !ok {
+			return built{}, fmt.Errorf("input topic %s does not exist", name)
+		}
+		for i := int32(0); i < t.Partitions; i++ {
+			parts = append(parts, part{name, i})
+		}
+	}
+	step := &raftstore.ProcStep{Name: info.Name, Generation: info.Generation, Now: now.UnixMilli(),
+		Start: map[string]int64{}, End: map[string]int64{}}
+	state := newStepState(func(k []byte) ([]byte, bool, error) { return s.store.ProcessorState(info.Name, k) })
+	outs := map[outKey][]log.Record{}
+	outBytes := 0
+	emitOut := func(topic string, r Record, inputPartition int32) error {
+		t, ok := s.store.Topic(topic)
+		if !ok {
+			return fmt.Errorf("output topic %s does not exist", topic)
+		}
+		k := outKey{topic, partitionFor(r.Key, inputPartition, t.Partitions)}
+		hs := make([]log.RecordHeader, len(r.Headers))
+		for i, h := range r.Headers {
+			hs[i] = log.RecordHeader{Key: h.Key, Value: h.Value}
+		}
+		outs[k] = append(outs[k], log.Record{Timestamp: r.Timestamp, Key: r.Key, Value: r.Value, Headers: hs})
+		outBytes += len(r.Key) + len(r.Value) + 32
+		return nil
+	}
+	budget := s.spec.stepRecords()
+	records := 0
+	for n := 0; n < len(parts) && budget > 0 && outBytes < stepOutputBytes; n++ {
+		p := parts[(s.next+n)%len(parts)]
+		key := p.topic + "/" + strconv.Itoa(int(p.idx))
+		from := info.Offsets[key]
+		to, used, err := s.readPartition(info, state, p.topic, p.idx, from, budget, &outBytes, emitOut, step)
+		if err != nil {
+			return built{}, err
+		}
+		if to > from {
+			step.Start[key], step.End[key] = from, to
+		}
+		budget -= used
+		records += used
+	}
+	s.next++
+	if len(step.End) == 0 {
+		return built{}, nil
+	}
+	// Stages that emit at the end of a step (aggregates) flush in order:
+	// what stage i emits goes through the stages after it.
+	for i, op := range s.pipe.ops {
+		f, ok := op.(Flusher)
+		if !ok {
+			continue
+		}
+		var ferr error
+		err := f.Flush(stageState{state, stagePrefix(i)}, func(r Record) {
+			if ferr == nil {
+				ferr = s.pipe.run(state, i+1, r, func(o Record) error { step.Out++; return emitOut(s.spec.Output, o, o.Partition) })
+			}
+		})
+		if err = errors.Join(err, ferr); err != nil {
+			return built{}, fmt.Errorf("stage %d at the end of the step: %w", i+1, err)
+		}
+		state.commitRecord()
+	}
+	for k, v := range state.step {
+		if v == nil {
+			step.Deletes = append(step.Deletes, []byte(k))
+		} else {
+			step.Puts = append(step.Puts, raftstore.StateEntry{Key: []byte(k), Value: v})
+		}
+	}
+	for k, recs := range outs {
+		step.Outputs = append(step.Outputs, raftstore.ProduceBatch{Topic: k.topic, Partition: k.partition, Data: log.EncodeBatch(recs)})
+	}
+	return built{step: step, records: records}, nil
+}
+
+// readPartition runs the records of one input partition from offset from
+// through the stages, at most budget of them, and returns the offset the
+// step reaches there and how many records it used. Records of aborted
+// transactions and control batches are passed over; nothing at or past the
+// last stable offset is read.
+func (s *stepper) readPartition(info *raftstore.ProcessorInfo, state *stepState, topic string, idx int32, from int64, budget int, outBytes *int,
+	emitOut func(string, Record, int32) error, step *raftstore.ProcStep) (int64, int, error) {
+	l, ok := s.store.Log(topic, idx)
+	if !ok {
+		return from, 0, fmt.Errorf("input %s-%d does not exist", topic, idx)
+	}
+	lso := s.store.LastStableOffset(topic, idx)
+	at := max(from, l.StartOffset()) // below the start, records are gone
+	used := 0
+	var aborted []raftstore.AbortedTxn
+	if at < lso {
+		aborted = s.store.AbortedTxns(topic, idx, at, lso)
+	}
+	for at < lso && used < budget && *outBytes < stepOutputBytes {
+		buf, err := l.Read(at, stepReadBytes)
+		if errors.Is(err, log.ErrOffsetOutOfRange) {
+			at = max(at, l.StartOffset()) // retention moved the start meanwhile
+			continue
+		}
+		if err != nil {
+			return from, 0, fmt.Errorf("read %s-%d at %d: %w", topic, idx, at, err)
+		}
+		if len(buf) == 0 {
+			break
+		}
+		for len(buf) > 0 && at < lso && used < budget && *outBytes < stepOutputBytes {
+			h, recs, err := log.DecodeBatch(buf)
+			if err != nil {
+				return from, 0, fmt.Errorf("decode %s-%d at %d: %w", topic, idx, at, err)
+			}
+			buf = buf[h.Size():]
+			if h.BaseOffset >= lso {
+				break
+			}
+			if h.Control() || (h.Transactional() && isAborted(aborted, h.ProducerID, h.BaseOffset)) {
+				at = max(at, h.NextOffset())
+				continue
+			}
+			for _, lr := range recs {
+				if lr.Offset < at {
+					continue
+				}
+				if lr.Offset >= lso || used >= budget || *outBytes >= stepOutputBytes {
+					break
+				}
+				in := Record{Key: lr.Key, Value: lr.Value, Timestamp: lr.Timestamp, Topic: topic, Partition: idx, Offset: lr.Offset}
+				for _, hd := range lr.Headers {
+					in.Headers = append(in.Headers, Header{Key: hd.Key, Value: hd.Value})
+				}
+				s.process(info, state, in, emitOut, step)
+				used++
+				at = lr.Offset + 1
+			}
+			if used < budget && *outBytes < stepOutputBytes {
+				at = max(at, min(h.NextOffset(), lso))
+			}
+		}
+	}
+	return max(at, from), used, nil
+}
+
+// process runs one input record through the stages. A stage's error sends
+// the record, unchanged, to the dead-letter topic with the error in a
+// header, and drops what the record had changed.
+func (s *stepper) process(info *raftstore.ProcessorInfo, state *stepState, in Record, emitOut func(string, Record, int32) error, step *raftstore.ProcStep) {
+	step.In++
+	var pending []Record
+	err := s.pipe.run(state, 0, in, func(o Record) error { pending = append(pending, o); return nil })
+	if err == nil {
+		for _, o := range pending {
+			if err = emitOut(s.spec.Output, o, in.Partition); err != nil {
+				break
+			}
+			step.Out++
+		}
+	}
+	if err == nil {
+		state.commitRecord()
+		return
+	}
+	state.dropRecord()
+	dead := in
+	dead.Headers = append(append([]Header(nil), in.Headers...), Header{Key: "error", Value: []byte(err.Error())},
+		Header{Key: "source", Value: []byte(fmt.Sprintf("%s-%d@%d", in.Topic, in.Partition, in.Offset))})
+	if emitOut(s.spec.DLQTopic(), dead, in.Partition) == nil {
+		step.DLQ++
+	}
+}
+
+func isAborted(aborted []raftstore.AbortedTxn, pid, offset int64) bool {
+	for _, a := range aborted {
+		if a.ProducerID == pid && offset >= a.FirstOffset && offset <= a.LastOffset {
+			return true
+		}
+	}
+	return false
+}
+
+// run sends r through the stages from i on; what comes out of the last
+// goes to out.
+func (p *pipeline) run(state *stepState, i int, r Record, out func(Record) error) error {
+	if i == len(p.ops) {
+		return out(r)
+	}
+	var err error
+	perr := p.ops[i].Process(stageState{state, stagePrefix(i)}, r, func(o Record) {
+		if err == nil {
+			err = p.run(state, i+1, o, out)
+		}
+	})
+	if perr != nil {
+		return perr
+	}
+	return err
+}
