@@ -167,3 +167,40 @@ func TestProcessorBadSpecs(t *testing.T) {
 		t.Fatalf("after refused specs: %d %s", code, body)
 	}
 }
+
+// TestProcessorDeadLetters: a record an expression fails on goes to
+// <name>.dlq unchanged, with the error in a header; the others go on.
+func TestProcessorDeadLetters(t *testing.T) {
+	n := startNode(t)
+	addr, admin := n.KafkaAddr(), n.AdminAddr()
+	createTopic(t, newAdmin(t, addr), "prices", 1, nil)
+	spec := "name: double\ninputs: [prices]\noutput: doubled\nstages:\n  - map: {value: \"value.price * 2\"}\n"
+	if code, body := adminCall(t, http.MethodPost, admin, "/v1/processors", []byte(spec)); code != http.StatusCreated {
+		t.Fatalf("deploy: %d %s", code, body)
+	}
+	cl := newKgo(t, addr, kgo.DefaultProduceTopic("prices"))
+	vals := []string{`{"price":1}`, `not json`, `{"price":3}`}
+	for _, v := range vals {
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := consumeUntil(t, addr, "doubled", atStart(1), 2, 20*time.Second)
+	if got := len(out[0]); got != 2 || string(out[0][0].Value) != "2" || string(out[0][1].Value) != "6" {
+		t.Fatalf("output: %d records", got)
+	}
+	dead := consumeUntil(t, addr, "double.dlq", atStart(1), 1, 20*time.Second)
+	if len(dead[0]) != 1 || string(dead[0][0].Value) != "not json" {
+		t.Fatalf("dead letters: %v", dead)
+	}
+	var errHeader string
+	for _, h := range dead[0][0].Headers {
+		if h.Key == "error" {
+			errHeader = string(h.Value)
+		}
+	}
+	if !strings.Contains(errHeader, "map value") {
+		t.Fatalf("dead letter error header %q", errHeader)
+	}
+	waitProcessed(t, admin, "double", 3)
+}

@@ -18,8 +18,20 @@ import (
 //	partition, offset
 //	topic
 
-// env is the expression environment of one record.
-func env(r *Record) map[string]any {
+// exprEnv is the expression environment of one record. value is typed
+// any, so expressions may reach into parsed JSON freely; a wrong guess is
+// an error at run time, and the record goes to the dead-letter topic.
+type exprEnv struct {
+	Key       string            `expr:"key"`
+	Value     any               `expr:"value"`
+	Headers   map[string]string `expr:"headers"`
+	Timestamp int64             `expr:"timestamp"`
+	Partition int               `expr:"partition"`
+	Offset    int64             `expr:"offset"`
+	Topic     string            `expr:"topic"`
+}
+
+func env(r *Record) exprEnv {
 	var value any = string(r.Value)
 	if len(r.Value) > 0 {
 		var v any
@@ -31,20 +43,12 @@ func env(r *Record) map[string]any {
 	for _, h := range r.Headers {
 		headers[h.Key] = string(h.Value)
 	}
-	return map[string]any{
-		"key": string(r.Key), "value": value, "headers": headers,
-		"timestamp": r.Timestamp, "partition": int(r.Partition), "offset": r.Offset, "topic": r.Topic,
-	}
-}
-
-// sampleEnv types expressions at compile time.
-var sampleEnv = map[string]any{
-	"key": "", "value": any(nil), "headers": map[string]string{},
-	"timestamp": int64(0), "partition": 0, "offset": int64(0), "topic": "",
+	return exprEnv{Key: string(r.Key), Value: value, Headers: headers, Timestamp: r.Timestamp,
+		Partition: int(r.Partition), Offset: r.Offset, Topic: r.Topic}
 }
 
 func compileExpr(code string, opts ...expr.Option) (*vm.Program, error) {
-	return expr.Compile(code, append([]expr.Option{expr.Env(sampleEnv)}, opts...)...)
+	return expr.Compile(code, append([]expr.Option{expr.Env(exprEnv{})}, opts...)...)
 }
 
 // toBytes renders an expression's result as a key or value: a string or
