@@ -1,13 +1,11 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
+
+	"github.com/brokerd/brokerd/clients/internal/adminhttp"
 )
 
 // Member is one member of the cluster.
@@ -36,10 +34,7 @@ type Client struct {
 
 // New returns a client for the admin address host:port (or a URL).
 func New(addr string) *Client {
-	if !strings.Contains(addr, "://") {
-		addr = "http://" + addr
-	}
-	return &Client{addr: strings.TrimRight(addr, "/"), hc: http.DefaultClient}
+	return &Client{addr: adminhttp.Base(addr), hc: http.DefaultClient}
 }
 
 // Status lists the members.
@@ -63,40 +58,7 @@ func (c *Client) TransferLeader(ctx context.Context, id int32) (Status, error) {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body any) (Status, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return Status{}, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.addr+path, rd)
-	if err != nil {
-		return Status{}, fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return Status{}, fmt.Errorf("%s %s%s: %w", method, c.addr, path, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return Status{}, fmt.Errorf("%s %s: read answer: %w", method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(raw, &e) == nil && e.Error != "" {
-			return Status{}, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, e.Error)
-		}
-		return Status{}, fmt.Errorf("%s %s: %s", method, path, resp.Status)
-	}
 	var st Status
-	if err := json.Unmarshal(raw, &st); err != nil {
-		return Status{}, fmt.Errorf("%s %s: decode answer: %w", method, path, err)
-	}
-	return st, nil
+	err := adminhttp.Do(ctx, c.hc, c.addr, method, path, body, &st)
+	return st, err
 }

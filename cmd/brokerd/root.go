@@ -13,6 +13,7 @@ func newRootCmd() *cobra.Command {
 		newConsumeCmd(),
 		newGroupCmd(),
 		newClusterCmd(),
+		newProcessorCmd(),
 		newVersionCmd(),
 	)
 	return cmd
