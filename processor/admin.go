@@ -132,6 +132,9 @@ func QueryState(a Admin, p *raftstore.ProcessorInfo, key string) (value map[stri
 	if stage < 0 {
 		return nil, false, fmt.Errorf("%w: processor %s keeps no aggregate", ErrBadSpec, p.Name)
 	}
+	if stage > 0 && spec.Stages[stage-1].Window != nil {
+		return nil, false, fmt.Errorf("%w: processor %s aggregates per window; read its output topic", ErrBadSpec, p.Name)
+	}
 	raw, ok, err := a.ProcessorState(p.Name, []byte(stagePrefix(stage)+key))
 	if err != nil || !ok {
 		return nil, false, err

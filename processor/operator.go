@@ -16,6 +16,13 @@ type Record struct {
 	Topic     string
 	Partition int32
 	Offset    int64
+	// Window is set by a window stage for the aggregate after it.
+	Window *Window
+}
+
+// Window is an event-time window, [Start, End) in ms.
+type Window struct {
+	Start, End int64
 }
 
 // Header is one record header.
@@ -31,6 +38,9 @@ type State interface {
 	Get(key []byte) (value []byte, ok bool, err error)
 	Put(key, value []byte)
 	Delete(key []byte)
+	// Scan calls fn in key order for every entry whose key starts with
+	// prefix, until fn returns false.
+	Scan(prefix []byte, fn func(key, value []byte) bool) error
 }
 
 // Operator runs one stage. Process handles one record and emits zero or

@@ -20,6 +20,7 @@ type Store interface {
 	Processor(name string) (*raftstore.ProcessorInfo, bool)
 	Processors() []*raftstore.ProcessorInfo
 	ProcessorState(name string, key []byte) ([]byte, bool, error)
+	ProcessorStateScan(name string, prefix []byte, fn func(key, value []byte) bool) error
 	ApplyStep(ctx context.Context, st *raftstore.ProcStep) error
 	Topic(name string) (topic.Topic, bool)
 	Log(name string, partition int32) (*log.Log, bool)

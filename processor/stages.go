@@ -32,9 +32,18 @@ func (p *pipeline) reset() {
 func compile(s *Spec) (*pipeline, error) {
 	p := &pipeline{}
 	for i, st := range s.Stages {
-		op, err := compileStage(&st, s.Stages[:i])
+		op, err := compileStage(&st)
 		if err != nil {
 			return nil, fmt.Errorf("processor %s: stage %d (%s): %w", s.Name, i+1, st.kind(), err)
+		}
+		// An aggregate right after a window aggregates per window.
+		if agg, ok := op.(*aggregateOp); ok && i > 0 {
+			if w, ok := p.ops[i-1].(*windowOp); ok {
+				op = &windowAggOp{agg: *agg, window: w, windowStage: i - 1}
+			}
+		}
+		if _, ok := op.(*windowOp); ok && (i+1 >= len(s.Stages) || s.Stages[i+1].Aggregate == nil) {
+			return nil, fmt.Errorf("processor %s: stage %d (window): a window must be followed by an aggregate", s.Name, i+1)
 		}
 		p.ops = append(p.ops, op)
 	}
@@ -67,7 +76,7 @@ func (st *Stage) kind() string {
 	return strings.Join(kinds, "+")
 }
 
-func compileStage(st *Stage, before []Stage) (Operator, error) {
+func compileStage(st *Stage) (Operator, error) {
 	kind := st.kind()
 	if strings.Contains(kind, "+") {
 		return nil, fmt.Errorf("one stage sets %s; give each its own stage", kind)
@@ -93,8 +102,7 @@ func compileStage(st *Stage, before []Stage) (Operator, error) {
 	case st.Window != nil:
 		return compileWindow(st.Window)
 	case st.Aggregate != nil:
-		windowed := len(before) > 0 && before[len(before)-1].Window != nil
-		return compileAggregate(st.Aggregate, windowed)
+		return compileAggregate(st.Aggregate)
 	case st.Plugin != "":
 		f, ok := lookupPlugin(st.Plugin)
 		if !ok {
@@ -204,7 +212,7 @@ type aggregateOp struct {
 
 var aggOps = map[string]bool{"count": true, "sum": true, "min": true, "max": true, "avg": true}
 
-func compileAggregate(a *AggregateSpec, windowed bool) (Operator, error) {
+func compileAggregate(a *AggregateSpec) (*aggregateOp, error) {
 	if !aggOps[a.Op] {
 		return nil, fmt.Errorf("op %q (want count, sum, min, max or avg)", a.Op)
 	}
@@ -219,9 +227,6 @@ func compileAggregate(a *AggregateSpec, windowed bool) (Operator, error) {
 		if of, err = compileExpr(a.Of); err != nil {
 			return nil, fmt.Errorf("of expression %q: %w", a.Of, err)
 		}
-	}
-	if windowed {
-		return &windowAggOp{agg: aggregateOp{op: a.Op, of: of}}, nil
 	}
 	return &aggregateOp{op: a.Op, of: of, changed: map[string]int64{}}, nil
 }

@@ -2,6 +2,7 @@ package processor
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -10,6 +11,22 @@ import (
 type memState map[string][]byte
 
 func (m memState) get(k []byte) ([]byte, bool, error) { v, ok := m[string(k)]; return v, ok, nil }
+
+func (m memState) scan(prefix []byte, fn func(k, v []byte) bool) error {
+	var keys []string
+	for k := range m {
+		if strings.HasPrefix(k, string(prefix)) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !fn([]byte(k), m[k]) {
+			break
+		}
+	}
+	return nil
+}
 
 func compileStages(t *testing.T, stages ...Stage) *pipeline {
 	t.Helper()
@@ -46,7 +63,7 @@ func TestStatelessStages(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := compileStages(t, c.stage)
-			st := newStepState(memState{}.get)
+			st := newStepState(memState{}.get, nil)
 			var got []string
 			err := p.run(st, 0, c.in, func(r Record) error { got = append(got, string(r.Key)+"="+string(r.Value)); return nil })
 			if c.err != "" {
@@ -80,7 +97,7 @@ func TestAggregates(t *testing.T) {
 		t.Run(c.op, func(t *testing.T) {
 			p := compileStages(t, Stage{KeyBy: "key"}, Stage{Aggregate: &AggregateSpec{Op: c.op, Of: c.of}})
 			committed := memState{}
-			st := newStepState(committed.get)
+			st := newStepState(committed.get, committed.scan)
 			// Two records in one step, one in the next: state carries over.
 			for i, n := range []int{1, 2} {
 				if err := p.run(st, 0, rec("k", `{"n":`+string(rune('0'+n))+`}`), func(Record) error { return nil }); err != nil {
@@ -102,7 +119,7 @@ func TestAggregates(t *testing.T) {
 			for k, v := range st.step {
 				committed[k] = v
 			}
-			st = newStepState(committed.get)
+			st = newStepState(committed.get, committed.scan)
 			if err := p.run(st, 0, rec("k", `{"n":3}`), func(Record) error { return nil }); err != nil {
 				t.Fatal(err)
 			}

@@ -56,7 +56,10 @@ func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, er
 	}
 	step := &raftstore.ProcStep{Name: info.Name, Generation: info.Generation, Now: now.UnixMilli(),
 		Start: map[string]int64{}, End: map[string]int64{}}
-	state := newStepState(func(k []byte) ([]byte, bool, error) { return s.store.ProcessorState(info.Name, k) })
+	state := newStepState(func(k []byte) ([]byte, bool, error) { return s.store.ProcessorState(info.Name, k) },
+		func(prefix []byte, fn func(k, v []byte) bool) error {
+			return s.store.ProcessorStateScan(info.Name, prefix, fn)
+		})
 	outs := map[outKey][]log.Record{}
 	outBytes := 0
 	emitOut := func(topic string, r Record, inputPartition int32) error {
@@ -210,6 +213,12 @@ func (s *stepper) process(info *raftstore.ProcessorInfo, state *stepState, in Re
 		return
 	}
 	state.dropRecord()
+	if errors.Is(err, errLate) {
+		if emitOut(s.spec.LateTopic(), in, in.Partition) == nil {
+			step.Late++
+		}
+		return
+	}
 	dead := in
 	dead.Headers = append(append([]Header(nil), in.Headers...), Header{Key: "error", Value: []byte(err.Error())},
 		Header{Key: "source", Value: []byte(fmt.Sprintf("%s-%d@%d", in.Topic, in.Partition, in.Offset))})

@@ -1,16 +1,318 @@
 package processor
 
-import "errors"
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
 
-// compileWindow and windowAggOp: event-time windows are the next step of
-// this package; until they are built a spec with a window is refused at
-// deploy, never accepted and ignored.
-func compileWindow(*WindowSpec) (Operator, error) {
-	return nil, errors.New("window stages are not available in this build yet")
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
+)
+
+// Event-time windows. A window stage gives each record its event time (the
+// time: expression, or the record timestamp) and the windows it falls in;
+// the aggregate after it keeps one aggregate per key and window and emits
+// it once, when the watermark passes the window's end:
+//
+//	{"window_start": MS, "window_end": MS, "count": N}
+//
+// The watermark is the least, over the input partitions that have had a
+// record, of the greatest event time seen there, minus the lateness; a
+// partition that never had a record does not hold it back. A record whose
+// event time is behind the watermark goes to <name>.late unchanged. The
+// greatest event times are state, so the watermark survives restarts and
+// leader changes.
+
+// errLate marks a record behind the watermark: the runner sends it to the
+// late topic.
+var errLate = errors.New("behind the watermark")
+
+type windowOp struct {
+	kind                   string
+	size, slide, gap, late int64 // ms
+	time                   *vm.Program
 }
 
-type windowAggOp struct{ agg aggregateOp }
+func compileWindow(w *WindowSpec) (Operator, error) {
+	o := &windowOp{kind: w.Type, size: ms(w.Size), slide: ms(w.Slide), gap: ms(w.Gap), late: ms(w.Lateness)}
+	switch w.Type {
+	case "tumbling":
+		if o.size <= 0 || o.slide != 0 || o.gap != 0 {
+			return nil, errors.New("a tumbling window takes size (and no slide or gap)")
+		}
+		o.slide = o.size
+	case "hopping":
+		if o.size <= 0 || o.slide <= 0 || o.slide > o.size || o.gap != 0 {
+			return nil, errors.New("a hopping window takes size and slide (0 < slide <= size), and no gap")
+		}
+		if o.size/o.slide > 1000 {
+			return nil, errors.New("a hopping window may not overlap more than 1000 windows (size/slide)")
+		}
+	case "session":
+		if o.gap <= 0 || o.size != 0 || o.slide != 0 {
+			return nil, errors.New("a session window takes gap (and no size or slide)")
+		}
+	default:
+		return nil, fmt.Errorf("window type %q (want tumbling, hopping or session)", w.Type)
+	}
+	if o.late < 0 {
+		return nil, errors.New("lateness may not be negative")
+	}
+	if w.Time != "" {
+		prog, err := compileExpr(w.Time)
+		if err != nil {
+			return nil, fmt.Errorf("time expression %q: %w", w.Time, err)
+		}
+		o.time = prog
+	}
+	return o, nil
+}
 
-func (o *windowAggOp) Process(State, Record, func(Record)) error {
-	return errors.New("windowed aggregates are not available in this build yet")
+func ms(d Duration) int64 { return time.Duration(d).Milliseconds() }
+
+// eventTime is the record's event time in ms.
+func (o *windowOp) eventTime(r *Record) (int64, error) {
+	if o.time == nil {
+		return r.Timestamp, nil
+	}
+	v, err := expr.Run(o.time, env(r))
+	if err != nil {
+		return 0, fmt.Errorf("window time: %w", err)
+	}
+	f, err := toFloat(v)
+	if err != nil {
+		return 0, fmt.Errorf("window time: %w", err)
+	}
+	return int64(f), nil
+}
+
+const wmPrefix = "wm/"
+
+// watermark is the watermark the committed and pending state give.
+func (o *windowOp) watermark(st State) (int64, bool, error) {
+	var wm int64
+	seen := false
+	err := st.Scan([]byte(wmPrefix), func(_, v []byte) bool {
+		t, err := strconv.ParseInt(string(v), 10, 64)
+		if err == nil && (!seen || t < wm) {
+			wm, seen = t, true
+		}
+		return true
+	})
+	return wm - o.late, seen, err
+}
+
+func (o *windowOp) Process(st State, r Record, emit func(Record)) error {
+	t, err := o.eventTime(&r)
+	if err != nil {
+		return err
+	}
+	if wm, ok, err := o.watermark(st); err != nil {
+		return err
+	} else if ok && t < wm {
+		return errLate
+	}
+	key := []byte(wmPrefix + r.Topic + "/" + strconv.Itoa(int(r.Partition)))
+	if v, ok, err := st.Get(key); err != nil {
+		return err
+	} else if prev, perr := strconv.ParseInt(string(v), 10, 64); !ok || perr != nil || t > prev {
+		st.Put(key, []byte(strconv.FormatInt(t, 10)))
+	}
+	r.Timestamp = t
+	switch o.kind {
+	case "session":
+		r.Window = &Window{Start: t, End: t + o.gap}
+		emit(r)
+	default:
+		// Every window [start, start+size) holding t, start a multiple
+		// of slide.
+		first := floorDiv(t, o.slide) * o.slide
+		for start := first; start > t-o.size; start -= o.slide {
+			c := r
+			c.Window = &Window{Start: start, End: start + o.size}
+			emit(c)
+		}
+	}
+	return nil
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// windowAggOp keeps one aggregate per key and window, and emits each when
+// the watermark passes the window's end. State: "w/<key>\x00<start>" holds
+// the window's end and aggregate; "e/<end><key>\x00<start>" indexes the
+// windows by end, so that a flush reads only the ones due.
+type windowAggOp struct {
+	agg    aggregateOp
+	window *windowOp
+	// windowStage is the window stage's index, whose state holds the
+	// event times the watermark comes from.
+	windowStage int
+}
+
+type windowEntry struct {
+	End int64    `json:"end"`
+	Agg aggState `json:"agg"`
+}
+
+// orderedTime encodes t so that byte order is time order.
+func orderedTime(t int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(t)^(1<<63)) }
+
+func fromOrdered(b []byte) int64 { return int64(binary.BigEndian.Uint64(b) ^ (1 << 63)) }
+
+func windowKey(key []byte, start int64) []byte {
+	return append(append(append([]byte("w/"), key...), 0), orderedTime(start)...)
+}
+
+func indexKey(end int64, key []byte, start int64) []byte {
+	b := append([]byte("e/"), orderedTime(end)...)
+	return append(append(append(b, key...), 0), orderedTime(start)...)
+}
+
+func loadWindow(st State, k []byte) (windowEntry, bool, error) {
+	var e windowEntry
+	v, ok, err := st.Get(k)
+	if err != nil || !ok {
+		return e, false, err
+	}
+	if err := json.Unmarshal(v, &e); err != nil {
+		return e, false, fmt.Errorf("decode window state: %w", err)
+	}
+	return e, true, nil
+}
+
+func putWindow(st State, key []byte, start int64, e windowEntry) {
+	b, _ := json.Marshal(e)
+	st.Put(windowKey(key, start), b)
+	st.Put(indexKey(e.End, key, start), []byte{})
+}
+
+func dropWindow(st State, key []byte, start, end int64) {
+	st.Delete(windowKey(key, start))
+	st.Delete(indexKey(end, key, start))
+}
+
+func (o *windowAggOp) Process(st State, r Record, _ func(Record)) error {
+	if r.Window == nil {
+		return errors.New("a windowed aggregate got a record without a window")
+	}
+	var add aggState
+	if err := o.agg.add(&add, &r); err != nil {
+		return err
+	}
+	start, end := r.Window.Start, r.Window.End
+	if o.window.kind == "session" {
+		// Merge every session of this key that the new one touches.
+		var err error
+		if start, end, err = o.mergeSessions(st, r.Key, start, end, &add); err != nil {
+			return err
+		}
+	} else if cur, ok, err := loadWindow(st, windowKey(r.Key, start)); err != nil {
+		return err
+	} else if ok {
+		mergeAgg(&add, &cur.Agg)
+	}
+	putWindow(st, r.Key, start, windowEntry{End: end, Agg: add})
+	return nil
+}
+
+// mergeSessions folds the key's sessions that overlap [start, end) into
+// add and removes them, returning the merged session's bounds.
+func (o *windowAggOp) mergeSessions(st State, key []byte, start, end int64, add *aggState) (int64, int64, error) {
+	prefix := append(append([]byte("w/"), key...), 0)
+	type found struct {
+		start int64
+		e     windowEntry
+	}
+	var merged []found
+	var derr error
+	err := st.Scan(prefix, func(k, v []byte) bool {
+		s := fromOrdered(k[len(prefix):])
+		var e windowEntry
+		if derr = json.Unmarshal(v, &e); derr != nil {
+			return false
+		}
+		if s <= end && start <= e.End {
+			merged = append(merged, found{s, e})
+		}
+		return true
+	})
+	if err = errors.Join(err, derr); err != nil {
+		return 0, 0, err
+	}
+	for _, m := range merged {
+		start, end = min(start, m.start), max(end, m.e.End)
+		mergeAgg(add, &m.e.Agg)
+		dropWindow(st, key, m.start, m.e.End)
+	}
+	return start, end, nil
+}
+
+// mergeAgg folds b into a.
+func mergeAgg(a, b *aggState) {
+	if b.Count == 0 {
+		return
+	}
+	if a.Count == 0 {
+		*a = *b
+		return
+	}
+	a.Count += b.Count
+	a.Sum += b.Sum
+	a.Min, a.Max = min(a.Min, b.Min), max(a.Max, b.Max)
+}
+
+func (o *windowAggOp) Flush(st State, emit func(Record)) error {
+	ss, ok := st.(stageState)
+	if !ok {
+		return errors.New("a windowed aggregate needs the runtime's state")
+	}
+	wm, seen, err := o.window.watermark(stageState{ss.s, stagePrefix(o.windowStage)})
+	if err != nil || !seen {
+		return err
+	}
+	type due struct {
+		key        []byte
+		start, end int64
+	}
+	var dues []due
+	err = st.Scan([]byte("e/"), func(k, _ []byte) bool {
+		end := fromOrdered(k[2:10])
+		if end > wm {
+			return false
+		}
+		// The rest is the key, a zero byte and the start (8 bytes).
+		rest := k[10:]
+		if len(rest) < 9 || rest[len(rest)-9] != 0 {
+			return true
+		}
+		dues = append(dues, due{append([]byte(nil), rest[:len(rest)-9]...), fromOrdered(rest[len(rest)-8:]), end})
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	for _, d := range dues {
+		e, ok, err := loadWindow(st, windowKey(d.key, d.start))
+		if err != nil {
+			return err
+		}
+		if ok {
+			v := o.agg.result(&e.Agg)
+			v["window_start"], v["window_end"] = d.start, d.end
+			b, _ := json.Marshal(v)
+			emit(Record{Key: d.key, Value: b, Timestamp: d.end - 1})
+		}
+		dropWindow(st, d.key, d.start, d.end)
+	}
+	return nil
 }

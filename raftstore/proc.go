@@ -1,10 +1,12 @@
 package raftstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
@@ -213,4 +215,60 @@ func checkProcessorName(name string) error {
 		return fmt.Errorf("%w: processor name %q: %v", ErrInvalidProcessor, name, err)
 	}
 	return nil
+}
+
+// ProcessorStateScan calls fn, in key order, for every committed state
+// entry of processor name whose key starts with prefix, until fn returns
+// false.
+func (s *Store) ProcessorStateScan(name string, prefix []byte, fn func(key, value []byte) bool) error {
+	f := s.fsm
+	t := &f.procs
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if _, ok := t.infos[name]; !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownProcessor, name)
+	}
+	var pending []string
+	for k := range t.delta[name] {
+		if strings.HasPrefix(k, string(prefix)) {
+			pending = append(pending, k)
+		}
+	}
+	slices.Sort(pending)
+	delta := t.delta[name]
+	return f.db.View(func(tx *bolt.Tx) error {
+		var c *bolt.Cursor
+		if b := procBucket(tx, name); b != nil && !t.dropped[name] {
+			c = b.Cursor()
+		}
+		var k, v []byte
+		if c != nil {
+			k, v = c.Seek(prefix)
+		}
+		for {
+			if k != nil && !bytes.HasPrefix(k, prefix) {
+				k = nil
+			}
+			if k == nil && len(pending) == 0 {
+				return nil
+			}
+			// The smaller key goes first; a delta entry hides the
+			// committed one of the same key.
+			if len(pending) > 0 && (k == nil || pending[0] <= string(k)) {
+				d := pending[0]
+				pending = pending[1:]
+				if k != nil && d == string(k) {
+					k, v = c.Next()
+				}
+				if dv := delta[d]; dv != nil && !fn([]byte(d), dv) {
+					return nil
+				}
+				continue
+			}
+			if !fn(k, v) {
+				return nil
+			}
+			k, v = c.Next()
+		}
+	})
 }

@@ -1,0 +1,164 @@
+package processor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// harness runs records through a pipeline step by step, committing each
+// step's state as the store would.
+type harness struct {
+	t         *testing.T
+	p         *pipeline
+	committed memState
+}
+
+func newHarness(t *testing.T, stages ...Stage) *harness {
+	t.Helper()
+	return &harness{t: t, p: compileStages(t, stages...), committed: memState{}}
+}
+
+type in struct {
+	key       string
+	ts        int64
+	partition int32
+}
+
+// step processes recs as one step and returns what came out (flushes
+// included) as "key value" strings, sorted, and the records that were late.
+func (h *harness) step(recs ...in) (out []string, late []string) {
+	h.t.Helper()
+	st := newStepState(h.committed.get, h.committed.scan)
+	for _, r := range recs {
+		err := h.p.run(st, 0, Record{Key: []byte(r.key), Value: []byte(`{}`), Timestamp: r.ts, Topic: "in", Partition: r.partition},
+			func(o Record) error { out = append(out, string(o.Key)+" "+string(o.Value)); return nil })
+		switch {
+		case errors.Is(err, errLate):
+			st.dropRecord()
+			late = append(late, fmt.Sprintf("%s@%d", r.key, r.ts))
+		case err != nil:
+			h.t.Fatal(err)
+		default:
+			st.commitRecord()
+		}
+	}
+	for i, op := range h.p.ops {
+		if f, ok := op.(Flusher); ok {
+			if err := f.Flush(stageState{st, stagePrefix(i)}, func(o Record) { out = append(out, string(o.Key)+" "+string(o.Value)) }); err != nil {
+				h.t.Fatal(err)
+			}
+			st.commitRecord()
+		}
+	}
+	for k, v := range st.step {
+		if v == nil {
+			delete(h.committed, k)
+		} else {
+			h.committed[k] = v
+		}
+	}
+	sort.Strings(out)
+	return out, late
+}
+
+func win(key string, start, end int64, count int) string {
+	b, _ := json.Marshal(map[string]any{"window_start": start, "window_end": end, "count": count})
+	return key + " " + string(b)
+}
+
+func windowStages(w WindowSpec) []Stage {
+	return []Stage{{KeyBy: "key"}, {Window: &w}, {Aggregate: &AggregateSpec{Op: "count"}}}
+}
+
+func TestTumblingWindow(t *testing.T) {
+	h := newHarness(t, windowStages(WindowSpec{Type: "tumbling", Size: Duration(10 * time.Second), Lateness: Duration(2 * time.Second)})...)
+	// b at 8 s is within the lateness of a's 9 s.
+	out, _ := h.step(in{"a", 1000, 0}, in{"a", 9000, 0}, in{"b", 8000, 0})
+	if len(out) != 0 {
+		t.Fatalf("emitted before the watermark passed: %v", out)
+	}
+	// Event time 12 s: the watermark is 10 s, the end of [0, 10 s).
+	out, _ = h.step(in{"a", 12000, 0})
+	if want := []string{win("a", 0, 10000, 2), win("b", 0, 10000, 1)}; strings.Join(out, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %v\nwant %v", out, want)
+	}
+	// Behind the watermark: late. Once emitted, a window is not again.
+	out, late := h.step(in{"a", 7000, 0})
+	if len(out) != 0 || len(late) != 1 {
+		t.Fatalf("a late record: out %v late %v", out, late)
+	}
+	out, _ = h.step(in{"a", 25000, 0})
+	if want := []string{win("a", 10000, 20000, 1)}; strings.Join(out, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %v, want %v", out, want)
+	}
+}
+
+func TestHoppingWindow(t *testing.T) {
+	h := newHarness(t, windowStages(WindowSpec{Type: "hopping", Size: Duration(10 * time.Second), Slide: Duration(5 * time.Second)})...)
+	h.step(in{"a", 7000, 0})
+	out, _ := h.step(in{"a", 16000, 0})
+	// 7 s is in [0,10) and [5,15); the watermark 16 s closes both.
+	if want := []string{win("a", 0, 10000, 1), win("a", 5000, 15000, 1)}; strings.Join(out, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %v, want %v", out, want)
+	}
+	out, _ = h.step(in{"a", 40000, 0})
+	// 16 s is in [10,20) and [15,25).
+	if want := []string{win("a", 10000, 20000, 1), win("a", 15000, 25000, 1)}; strings.Join(out, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %v, want %v", out, want)
+	}
+}
+
+func TestSessionWindow(t *testing.T) {
+	h := newHarness(t, windowStages(WindowSpec{Type: "session", Gap: Duration(5 * time.Second), Lateness: Duration(10 * time.Second)})...)
+	h.step(in{"a", 1000, 0}, in{"a", 4000, 0}) // [1 s, 9 s)
+	h.step(in{"a", 12000, 0})                  // [12 s, 17 s), apart
+	// 8 s reaches both: [8 s, 13 s) touches [1, 9) and [12, 17).
+	if _, late := h.step(in{"a", 8000, 0}); len(late) != 0 {
+		t.Fatalf("late: %v", late)
+	}
+	out, _ := h.step(in{"z", 30000, 0})
+	if want := []string{win("a", 1000, 17000, 4)}; strings.Join(out, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %v, want %v", out, want)
+	}
+}
+
+// TestWatermarkAcrossPartitions: the watermark is the least over the
+// partitions that had records, so a slow partition holds windows open.
+func TestWatermarkAcrossPartitions(t *testing.T) {
+	h := newHarness(t, windowStages(WindowSpec{Type: "tumbling", Size: Duration(10 * time.Second)})...)
+	h.step(in{"a", 1000, 0}, in{"a", 2000, 1})
+	out, _ := h.step(in{"a", 50000, 0})
+	if len(out) != 0 {
+		t.Fatalf("partition 1 (at 2 s) did not hold the window open: %v", out)
+	}
+	out, _ = h.step(in{"a", 11000, 1})
+	if want := []string{win("a", 0, 10000, 2)}; strings.Join(out, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %v, want %v", out, want)
+	}
+}
+
+func TestWindowSpecErrors(t *testing.T) {
+	bad := []WindowSpec{
+		{Type: "tumbling"},
+		{Type: "tumbling", Size: Duration(time.Second), Gap: Duration(time.Second)},
+		{Type: "hopping", Size: Duration(time.Second), Slide: Duration(2 * time.Second)},
+		{Type: "session"},
+		{Type: "sliding", Size: Duration(time.Second)},
+		{Type: "tumbling", Size: Duration(time.Second), Time: "value.ts +"},
+	}
+	for _, w := range bad {
+		s := &Spec{Name: "t", Inputs: []string{"in"}, Output: "o", Stages: windowStages(w)}
+		if _, err := compile(s); err == nil {
+			t.Errorf("%+v accepted", w)
+		}
+	}
+	s := &Spec{Name: "t", Inputs: []string{"in"}, Output: "o", Stages: []Stage{{Window: &WindowSpec{Type: "tumbling", Size: Duration(time.Second)}}}}
+	if _, err := compile(s); err == nil || !strings.Contains(err.Error(), "followed by an aggregate") {
+		t.Errorf("a window without an aggregate: %v", err)
+	}
+}
