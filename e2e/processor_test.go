@@ -204,3 +204,51 @@ func TestProcessorDeadLetters(t *testing.T) {
 	}
 	waitProcessed(t, admin, "double", 3)
 }
+
+// TestProcessorWindows: the issue's per-minute spec shape (event time from
+// the value, lateness), read with franz-go: each window is emitted once
+// when the watermark passes its end, and a record behind the watermark
+// goes to <name>.late.
+func TestProcessorWindows(t *testing.T) {
+	n := startNode(t)
+	addr, admin := n.KafkaAddr(), n.AdminAddr()
+	createTopic(t, newAdmin(t, addr), "clicks", 1, nil)
+	spec := `
+name: per-minute
+inputs: [clicks]
+output: clicks-per-minute
+stages:
+  - key_by: "key"
+  - window: {type: tumbling, size: 60s, time: "value.ts", lateness: 5s}
+  - aggregate: {op: count}
+`
+	if code, body := adminCall(t, http.MethodPost, admin, "/v1/processors", []byte(spec)); code != http.StatusCreated {
+		t.Fatalf("deploy: %d %s", code, body)
+	}
+	cl := newKgo(t, addr, kgo.DefaultProduceTopic("clicks"))
+	send := func(key string, ts int64) {
+		t.Helper()
+		r := &kgo.Record{Key: []byte(key), Value: []byte(fmt.Sprintf(`{"ts":%d}`, ts))}
+		if err := cl.ProduceSync(context.Background(), r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("u1", 10_000)
+	send("u1", 50_000)
+	send("u2", 59_000)
+	send("u1", 66_000) // watermark 61 s: [0, 60 s) closes
+	send("u2", 30_000) // behind the watermark: late
+	out := consumeUntil(t, addr, "clicks-per-minute", atStart(1), 2, 20*time.Second)
+	got := map[string]string{}
+	for _, r := range out[0] {
+		got[string(r.Key)] = string(r.Value)
+	}
+	if got["u1"] != `{"count":2,"window_end":60000,"window_start":0}` || got["u2"] != `{"count":1,"window_end":60000,"window_start":0}` || len(out[0]) != 2 {
+		t.Fatalf("windows: %v", got)
+	}
+	late := consumeUntil(t, addr, "per-minute.late", atStart(1), 1, 20*time.Second)
+	if len(late[0]) != 1 || string(late[0][0].Value) != `{"ts":30000}` {
+		t.Fatalf("late: %v", late)
+	}
+	waitProcessed(t, admin, "per-minute", 5)
+}
