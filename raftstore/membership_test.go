@@ -16,8 +16,14 @@ func TestRemoveLeaderItself(t *testing.T) {
 	ctx := context.Background()
 	l := c.leader()
 	gone := l.cfg.NodeID
-	if _, ok := l.Registered(gone); !ok {
-		t.Fatal("the leader did not register itself")
+	// The new leader registers itself just after its barrier.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, ok := l.Registered(gone); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the leader did not register itself")
+		}
 	}
 	if err := l.RegisterBroker(ctx, BrokerInfo{NodeID: 9, Host: "127.0.0.1", Port: 9099}); !errors.Is(err, ErrUnknownMember) {
 		t.Fatalf("a non-member registered: %v", err)
