@@ -1,27 +1,7 @@
+// Command brokerd is the one brokerd binary: it serves a Kafka-compatible
+// broker and administers it (see package cli).
 package main
 
-import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-)
+import "github.com/brokerd/brokerd/cli"
 
-func main() {
-	// The first SIGINT or SIGTERM cancels the command's context: client
-	// commands stop and print what they did, serve shuts down gracefully.
-	// After that the default handling returns for commands that do not
-	// catch signals themselves, so a second Ctrl-C always ends them.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
-	err := newRootCmd().ExecuteContext(ctx)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "brokerd:", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main() }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -40,7 +40,7 @@ func binary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "brokerd")
-		cmd := exec.Command(gobin, "build", "-o", binPath, ".")
+		cmd := exec.Command(gobin, "build", "-o", binPath, "github.com/brokerd/brokerd/cmd/brokerd")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			binErr = fmt.Errorf("go build: %w\n%s", err, out)
