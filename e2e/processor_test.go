@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/brokerd/brokerd/internal/node"
+	_ "github.com/brokerd/brokerd/processor/plugins/jsonschema"
 )
 
 const copyAndCountSpecs = `
@@ -251,4 +252,35 @@ stages:
 		t.Fatalf("late: %v", late)
 	}
 	waitProcessed(t, admin, "per-minute", 5)
+}
+
+// TestProcessorPlugin: the shipped json_schema plugin in a deployed spec;
+// records that fail the schema go to the dead-letter topic with the reason.
+func TestProcessorPlugin(t *testing.T) {
+	n := startNode(t)
+	addr, admin := n.KafkaAddr(), n.AdminAddr()
+	createTopic(t, newAdmin(t, addr), "events", 1, nil)
+	spec := `
+name: valid-events
+inputs: [events]
+output: events-valid
+stages:
+  - plugin: json_schema
+    config:
+      schema: {type: object, required: [id], properties: {id: {type: integer, minimum: 1}}}
+`
+	if code, body := adminCall(t, http.MethodPost, admin, "/v1/processors", []byte(spec)); code != http.StatusCreated {
+		t.Fatalf("deploy: %d %s", code, body)
+	}
+	cl := newKgo(t, addr, kgo.DefaultProduceTopic("events"))
+	for _, v := range []string{`{"id":1}`, `{"id":0}`, `{"name":"x"}`, `{"id":7}`} {
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok := consumeUntil(t, addr, "events-valid", atStart(1), 2, 20*time.Second)
+	dead := consumeUntil(t, addr, "valid-events.dlq", atStart(1), 2, 20*time.Second)
+	if len(ok[0]) != 2 || string(ok[0][1].Value) != `{"id":7}` || len(dead[0]) != 2 {
+		t.Fatalf("valid %d, dead %d", len(ok[0]), len(dead[0]))
+	}
 }
