@@ -30,6 +30,8 @@ type Options struct {
 	MaxProduceV int           `json:"max_produce_version"`
 	KeepTopics  bool          `json:"-"`
 	NoPeer      bool          `json:"no_peer,omitempty"`
+	Nexmark     string        `json:"-"`
+	StepRecords int           `json:"-"`
 }
 
 func parseFlags() Options {
@@ -53,6 +55,8 @@ func parseFlags() Options {
 	flag.IntVar(&o.MaxProduceV, "max-produce-version", -1, "cap the Produce API version the clients use (-1: franz-go's default); at 3 or below franz-go's idempotent producer keeps one request in flight per broker instead of five")
 	flag.BoolVar(&o.KeepTopics, "keep-topics", false, "keep each run's topic and its data on the broker afterwards (for example to measure a restart with them)")
 	flag.BoolVar(&o.NoPeer, "no-peer", false, "skip the kfake peer (for runs that only load a broker, such as bench/restart-time.sh)")
+	flag.StringVar(&o.Nexmark, "nexmark", "", "run Nexmark-style processor queries instead (q1,q2,q5): -records events (default 1,000,000), -partitions")
+	flag.IntVar(&o.StepRecords, "step-records", 10000, "-nexmark: the processors' step.max_records")
 	flag.Parse()
 	return o
 }
@@ -66,6 +70,9 @@ func main() {
 }
 
 func run(o Options) error {
+	if o.Nexmark != "" {
+		return runNexmark(o)
+	}
 	if o.Count < 1 || o.Partitions < 1 || o.Inflight < 1 || (o.Records <= 0 && o.Duration <= 0) {
 		return fmt.Errorf("need -count, -partitions, -inflight >= 1 and -records or -duration > 0")
 	}
