@@ -32,11 +32,17 @@ type exprEnv struct {
 }
 
 func env(r *Record) exprEnv {
-	var value any = string(r.Value)
-	if len(r.Value) > 0 {
-		var v any
-		if json.Unmarshal(r.Value, &v) == nil {
-			value = v
+	var value any
+	if r.parsedFrom != nil && len(r.parsedFrom) == len(r.Value) && len(r.Value) > 0 && &r.parsedFrom[0] == &r.Value[0] {
+		value = r.parsed
+	} else {
+		value = string(r.Value)
+		if len(r.Value) > 0 {
+			var v any
+			if json.Unmarshal(r.Value, &v) == nil {
+				value = v
+			}
+			r.parsed, r.parsedFrom = value, r.Value
 		}
 	}
 	headers := make(map[string]string, len(r.Headers))

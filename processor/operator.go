@@ -18,6 +18,11 @@ type Record struct {
 	Offset    int64
 	// Window is set by a window stage for the aggregate after it.
 	Window *Window
+
+	// parsed caches Value parsed as JSON for expressions, valid while
+	// Value is still the slice parsedFrom (stages pass records on).
+	parsed     any
+	parsedFrom []byte
 }
 
 // Window is an event-time window, [Start, End) in ms.

@@ -22,33 +22,52 @@ func newStepState(get func([]byte) ([]byte, bool, error), scan func([]byte, func
 }
 
 // scanAll merges the committed entries under prefix with the step's and
-// the record's changes, in key order.
+// the record's changes, in key order, streaming: it stops reading the
+// committed state as soon as fn returns false.
 func (s *stepState) scanAll(prefix string, fn func(k, v []byte) bool) error {
-	merged := map[string][]byte{}
-	if s.scan != nil {
-		if err := s.scan([]byte(prefix), func(k, v []byte) bool { merged[string(k)] = slices.Clone(v); return true }); err != nil {
-			return err
-		}
-	}
+	pending := map[string][]byte{}
 	for _, layer := range []map[string][]byte{s.step, s.record} {
 		for k, v := range layer {
 			if strings.HasPrefix(k, prefix) {
-				merged[k] = v
+				pending[k] = v
 			}
 		}
 	}
-	keys := make([]string, 0, len(merged))
-	for k, v := range merged {
-		if v != nil {
-			keys = append(keys, k)
-		}
+	keys := make([]string, 0, len(pending))
+	for k := range pending {
+		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	for _, k := range keys {
-		if !fn([]byte(k), merged[k]) {
-			return nil
+	stopped := false
+	// emitPending sends the pending keys below limit ("" means all).
+	emitPending := func(limit string, all bool) {
+		for len(keys) > 0 && !stopped && (all || keys[0] < limit) {
+			k := keys[0]
+			keys = keys[1:]
+			if v := pending[k]; v != nil && !fn([]byte(k), v) {
+				stopped = true
+			}
 		}
 	}
+	if s.scan != nil {
+		err := s.scan([]byte(prefix), func(k, v []byte) bool {
+			emitPending(string(k), false)
+			if stopped {
+				return false
+			}
+			if len(keys) > 0 && keys[0] == string(k) {
+				return true // a pending change hides it; sent in turn
+			}
+			if !fn(k, v) {
+				stopped = true
+			}
+			return !stopped
+		})
+		if err != nil {
+			return err
+		}
+	}
+	emitPending("", true)
 	return nil
 }
 

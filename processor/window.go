@@ -34,7 +34,13 @@ type windowOp struct {
 	kind                   string
 	size, slide, gap, late int64 // ms
 	time                   *vm.Program
+	// maxes caches, for the step under way, the greatest event time per
+	// input partition (loaded from the state once per step, then kept up
+	// to date), so a record costs no scan of the state.
+	maxes map[string]int64
 }
+
+func (o *windowOp) reset() { o.maxes = nil }
 
 func compileWindow(w *WindowSpec) (Operator, error) {
 	o := &windowOp{kind: w.Type, size: ms(w.Size), slide: ms(w.Slide), gap: ms(w.Gap), late: ms(w.Lateness)}
@@ -110,16 +116,34 @@ func (o *windowOp) Process(st State, r Record, emit func(Record)) error {
 	if err != nil {
 		return err
 	}
-	if wm, ok, err := o.watermark(st); err != nil {
-		return err
-	} else if ok && t < wm {
-		return errLate
+	if o.maxes == nil {
+		o.maxes = map[string]int64{}
+		err := st.Scan([]byte(wmPrefix), func(k, v []byte) bool {
+			if t, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+				o.maxes[string(k)] = t
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
 	}
-	key := []byte(wmPrefix + r.Topic + "/" + strconv.Itoa(int(r.Partition)))
-	if v, ok, err := st.Get(key); err != nil {
-		return err
-	} else if prev, perr := strconv.ParseInt(string(v), 10, 64); !ok || perr != nil || t > prev {
-		st.Put(key, []byte(strconv.FormatInt(t, 10)))
+	if len(o.maxes) > 0 {
+		wm := int64(0)
+		first := true
+		for _, m := range o.maxes {
+			if first || m < wm {
+				wm, first = m, false
+			}
+		}
+		if t < wm-o.late {
+			return errLate
+		}
+	}
+	key := wmPrefix + r.Topic + "/" + strconv.Itoa(int(r.Partition))
+	if prev, ok := o.maxes[key]; !ok || t > prev {
+		o.maxes[key] = t
+		st.Put([]byte(key), []byte(strconv.FormatInt(t, 10)))
 	}
 	r.Timestamp = t
 	switch o.kind {
