@@ -101,15 +101,7 @@ func (s *Store) Processors() []*ProcessorInfo {
 	for _, p := range t.infos {
 		out = append(out, p.clone())
 	}
-	slices.SortFunc(out, func(a, b *ProcessorInfo) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b *ProcessorInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

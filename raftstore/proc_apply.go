@@ -100,14 +100,7 @@ func (s *Store) ApplyStep(ctx context.Context, st *ProcStep) error {
 	if len(data) > MaxStepBytes {
 		return fmt.Errorf("%w: a step of %d bytes (at most %d)", ErrInvalidProcessor, len(data), MaxStepBytes)
 	}
-	resp, err := s.propose(ctx, data)
-	if err != nil {
-		return err
-	}
-	if e, ok := resp.(error); ok && e != nil {
-		return e
-	}
-	return nil
+	return s.proposeErr(ctx, data)
 }
 
 func (f *fsm) applyProcDeploy(c *procDeployCmd, index uint64) any {

@@ -71,6 +71,11 @@ func (s *Store) proposeJSON(ctx context.Context, t cmdType, v any) error {
 	if err != nil {
 		return err
 	}
+	return s.proposeErr(ctx, data)
+}
+
+// proposeErr proposes an encoded command whose answer is an error or nil.
+func (s *Store) proposeErr(ctx context.Context, data []byte) error {
 	resp, err := s.propose(ctx, data)
 	if err != nil {
 		return err
