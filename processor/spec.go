@@ -61,6 +61,9 @@ type WindowSpec struct {
 	Gap      Duration `json:"gap,omitempty" yaml:"gap,omitempty"`
 	Time     string   `json:"time,omitempty" yaml:"time,omitempty"` // event time in ms; default the record timestamp
 	Lateness Duration `json:"lateness,omitempty" yaml:"lateness,omitempty"`
+	// Idle lets the watermark pass a partition with no newer event time
+	// for this long (on the leader's clock); 0: never.
+	Idle Duration `json:"idle,omitempty" yaml:"idle,omitempty"`
 }
 
 // AggregateSpec keeps one aggregate per key (per window, after a window).

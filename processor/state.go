@@ -11,6 +11,9 @@ import (
 // through get), the step's changes, and the current record's changes,
 // which join the step's only if the record went through without error.
 type stepState struct {
+	// now is the leader's clock at the step (ms): idleness is judged by
+	// it, and the outcome is committed with the step.
+	now    int64
 	get    func(key []byte) ([]byte, bool, error)
 	scan   func(prefix []byte, fn func(k, v []byte) bool) error
 	step   map[string][]byte // nil value: deleted

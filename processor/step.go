@@ -60,6 +60,7 @@ func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, er
 		func(prefix []byte, fn func(k, v []byte) bool) error {
 			return s.store.ProcessorStateScan(info.Name, prefix, fn)
 		})
+	state.now = step.Now
 	outs := map[outKey][]log.Record{}
 	outBytes := 0
 	emitOut := func(topic string, r Record, inputPartition int32) error {

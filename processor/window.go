@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/expr-lang/expr"
@@ -21,7 +22,9 @@ import (
 //
 // The watermark is the least, over the input partitions that have had a
 // record, of the greatest event time seen there, minus the lateness; a
-// partition that never had a record does not hold it back. A record whose
+// partition that never had a record does not hold it back, nor does one
+// idle (no greater event time) for the window's idle: duration, when set.
+// A record whose
 // event time is behind the watermark goes to <name>.late unchanged. The
 // greatest event times are state, so the watermark survives restarts and
 // leader changes.
@@ -34,16 +37,19 @@ type windowOp struct {
 	kind                   string
 	size, slide, gap, late int64 // ms
 	time                   *vm.Program
-	// maxes caches, for the step under way, the greatest event time per
-	// input partition (loaded from the state once per step, then kept up
-	// to date), so a record costs no scan of the state.
-	maxes map[string]int64
+	// idle: a partition whose greatest event time has not grown for this
+	// long (on the leader's clock) stops holding the watermark back.
+	idle int64
+	// times caches, for the step under way, each input partition's
+	// entry (loaded from the state once per step, then kept up to date),
+	// so a record costs no scan of the state.
+	times map[string]partTime
 }
 
-func (o *windowOp) reset() { o.maxes = nil }
+func (o *windowOp) reset() { o.times = nil }
 
 func compileWindow(w *WindowSpec) (Operator, error) {
-	o := &windowOp{kind: w.Type, size: ms(w.Size), slide: ms(w.Slide), gap: ms(w.Gap), late: ms(w.Lateness)}
+	o := &windowOp{kind: w.Type, size: ms(w.Size), slide: ms(w.Slide), gap: ms(w.Gap), late: ms(w.Lateness), idle: ms(w.Idle)}
 	switch w.Type {
 	case "tumbling":
 		if o.size <= 0 || o.slide != 0 || o.gap != 0 {
@@ -64,8 +70,8 @@ func compileWindow(w *WindowSpec) (Operator, error) {
 	default:
 		return nil, fmt.Errorf("window type %q (want tumbling, hopping or session)", w.Type)
 	}
-	if o.late < 0 {
-		return nil, errors.New("lateness may not be negative")
+	if o.late < 0 || o.idle < 0 {
+		return nil, errors.New("lateness and idle may not be negative")
 	}
 	if w.Time != "" {
 		prog, err := compileExpr(w.Time)
@@ -97,18 +103,64 @@ func (o *windowOp) eventTime(r *Record) (int64, error) {
 
 const wmPrefix = "wm/"
 
-// watermark is the watermark the committed and pending state give.
-func (o *windowOp) watermark(st State) (int64, bool, error) {
-	var wm int64
-	seen := false
-	err := st.Scan([]byte(wmPrefix), func(_, v []byte) bool {
-		t, err := strconv.ParseInt(string(v), 10, 64)
-		if err == nil && (!seen || t < wm) {
-			wm, seen = t, true
+// partTime is one input partition's entry: the greatest event time seen
+// there and the leader's clock when it last grew ("<event ms> <wall ms>").
+type partTime struct{ event, wall int64 }
+
+func parsePartTime(v []byte) (partTime, bool) {
+	ev, wall, _ := strings.Cut(string(v), " ")
+	e, err := strconv.ParseInt(ev, 10, 64)
+	if err != nil {
+		return partTime{}, false
+	}
+	w, _ := strconv.ParseInt(wall, 10, 64)
+	return partTime{e, w}, true
+}
+
+// loadTimes reads every partition's entry.
+func loadTimes(st State) (map[string]partTime, error) {
+	out := map[string]partTime{}
+	err := st.Scan([]byte(wmPrefix), func(k, v []byte) bool {
+		if pt, ok := parsePartTime(v); ok {
+			out[string(k)] = pt
 		}
 		return true
 	})
-	return wm - o.late, seen, err
+	return out, err
+}
+
+// watermarkOf is the least greatest event time over the partitions that
+// are not idle at now, minus the lateness; ok is false when there is none.
+func (o *windowOp) watermarkOf(times map[string]partTime, now int64) (int64, bool) {
+	var wm int64
+	seen := false
+	for _, pt := range times {
+		if o.idle > 0 && now-pt.wall > o.idle {
+			continue
+		}
+		if !seen || pt.event < wm {
+			wm, seen = pt.event, true
+		}
+	}
+	return wm - o.late, seen
+}
+
+// watermark is the watermark the committed and pending state give.
+func (o *windowOp) watermark(st State) (int64, bool, error) {
+	times, err := loadTimes(st)
+	if err != nil {
+		return 0, false, err
+	}
+	wm, ok := o.watermarkOf(times, stepNow(st))
+	return wm, ok, nil
+}
+
+// stepNow is the leader's clock at the step under way (0 outside one).
+func stepNow(st State) int64 {
+	if ss, ok := st.(stageState); ok {
+		return ss.s.now
+	}
+	return 0
 }
 
 func (o *windowOp) Process(st State, r Record, emit func(Record)) error {
@@ -116,34 +168,19 @@ func (o *windowOp) Process(st State, r Record, emit func(Record)) error {
 	if err != nil {
 		return err
 	}
-	if o.maxes == nil {
-		o.maxes = map[string]int64{}
-		err := st.Scan([]byte(wmPrefix), func(k, v []byte) bool {
-			if t, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-				o.maxes[string(k)] = t
-			}
-			return true
-		})
-		if err != nil {
+	if o.times == nil {
+		if o.times, err = loadTimes(st); err != nil {
 			return err
 		}
 	}
-	if len(o.maxes) > 0 {
-		wm := int64(0)
-		first := true
-		for _, m := range o.maxes {
-			if first || m < wm {
-				wm, first = m, false
-			}
-		}
-		if t < wm-o.late {
-			return errLate
-		}
+	now := stepNow(st)
+	if wm, ok := o.watermarkOf(o.times, now); ok && t < wm {
+		return errLate
 	}
 	key := wmPrefix + r.Topic + "/" + strconv.Itoa(int(r.Partition))
-	if prev, ok := o.maxes[key]; !ok || t > prev {
-		o.maxes[key] = t
-		st.Put([]byte(key), []byte(strconv.FormatInt(t, 10)))
+	if prev, ok := o.times[key]; !ok || t > prev.event {
+		o.times[key] = partTime{t, now}
+		st.Put([]byte(key), []byte(strconv.FormatInt(t, 10)+" "+strconv.FormatInt(now, 10)))
 	}
 	r.Timestamp = t
 	switch o.kind {

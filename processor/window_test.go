@@ -13,6 +13,7 @@ import (
 // harness runs records through a pipeline step by step, committing each
 // step's state as the store would.
 type harness struct {
+	now       int64 // the leader's clock for the next step
 	t         *testing.T
 	p         *pipeline
 	committed memState
@@ -34,6 +35,7 @@ type in struct {
 func (h *harness) step(recs ...in) (out []string, late []string) {
 	h.t.Helper()
 	st := newStepState(h.committed.get, h.committed.scan)
+	st.now = h.now
 	for _, r := range recs {
 		err := h.p.run(st, 0, Record{Key: []byte(r.key), Value: []byte(`{}`), Timestamp: r.ts, Topic: "in", Partition: r.partition},
 			func(o Record) error { out = append(out, string(o.Key)+" "+string(o.Value)); return nil })
@@ -160,5 +162,26 @@ func TestWindowSpecErrors(t *testing.T) {
 	s := &Spec{Name: "t", Inputs: []string{"in"}, Output: "o", Stages: []Stage{{Window: &WindowSpec{Type: "tumbling", Size: Duration(time.Second)}}}}
 	if _, err := compile(s); err == nil || !strings.Contains(err.Error(), "followed by an aggregate") {
 		t.Errorf("a window without an aggregate: %v", err)
+	}
+}
+
+// TestIdlePartition: with idle set, a partition whose event time stops
+// growing stops holding the watermark back after that long on the
+// leader's clock; without it, it holds it forever.
+func TestIdlePartition(t *testing.T) {
+	for _, idle := range []time.Duration{0, 30 * time.Second} {
+		h := newHarness(t, windowStages(WindowSpec{Type: "tumbling", Size: Duration(10 * time.Second), Idle: Duration(idle)})...)
+		h.now = 1_000_000
+		h.step(in{"a", 1000, 0}, in{"a", 2000, 1})
+		h.now += 60_000 // partition 1 goes quiet for a minute
+		out, _ := h.step(in{"a", 50000, 0})
+		if idle == 0 && len(out) != 0 {
+			t.Fatalf("without idle, a quiet partition let the window close: %v", out)
+		}
+		if idle > 0 {
+			if want := []string{win("a", 0, 10000, 2)}; strings.Join(out, "|") != strings.Join(want, "|") {
+				t.Fatalf("with idle: got %v, want %v", out, want)
+			}
+		}
 	}
 }
