@@ -174,7 +174,12 @@ func (s *Spec) Validate() error {
 	if len(s.Inputs) == 0 {
 		return fmt.Errorf("processor %s: no inputs", s.Name)
 	}
-	for _, in := range s.Inputs {
+	for i, in := range s.Inputs {
+		for _, before := range s.Inputs[:i] {
+			if before == in {
+				return fmt.Errorf("processor %s: input %s is listed twice", s.Name, in)
+			}
+		}
 		if err := topic.ValidateName(in); err != nil {
 			return fmt.Errorf("processor %s: input %q: %w", s.Name, in, err)
 		}

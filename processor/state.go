@@ -13,7 +13,12 @@ import (
 type stepState struct {
 	// now is the leader's clock at the step (ms): idleness is judged by
 	// it, and the outcome is committed with the step.
-	now    int64
+	now int64
+	// unread names the input partitions ("topic/partition") that had
+	// unread input when the step began: one with no event time yet holds
+	// the watermark back, so that reading partitions one after another
+	// cannot make another's older records late.
+	unread map[string]bool
 	get    func(key []byte) ([]byte, bool, error)
 	scan   func(prefix []byte, fn func(k, v []byte) bool) error
 	step   map[string][]byte // nil value: deleted

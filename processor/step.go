@@ -3,6 +3,7 @@ package processor
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -51,16 +52,25 @@ func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, er
 			return built{}, fmt.Errorf("input topic %s does not exist", name)
 		}
 		for i := int32(0); i < t.Partitions; i++ {
-			parts = append(parts, part{name, i})
+			if !slices.Contains(parts, part{name, i}) {
+				parts = append(parts, part{name, i})
+			}
 		}
 	}
-	step := &raftstore.ProcStep{Name: info.Name, Generation: info.Generation, Now: now.UnixMilli(),
+	step := &raftstore.ProcStep{Name: info.Name, Generation: info.Generation, Seq: info.Stats.Steps, Now: now.UnixMilli(),
 		Start: map[string]int64{}, End: map[string]int64{}}
 	state := newStepState(func(k []byte) ([]byte, bool, error) { return s.store.ProcessorState(info.Name, k) },
 		func(prefix []byte, fn func(k, v []byte) bool) error {
 			return s.store.ProcessorStateScan(info.Name, prefix, fn)
 		})
 	state.now = step.Now
+	state.unread = map[string]bool{}
+	for _, p := range parts {
+		key := p.topic + "/" + strconv.Itoa(int(p.idx))
+		if info.Offsets[key] < s.store.LastStableOffset(p.topic, p.idx) {
+			state.unread[key] = true
+		}
+	}
 	outs := map[outKey][]log.Record{}
 	outBytes := 0
 	emitOut := func(topic string, r Record, inputPartition int32) error {
@@ -182,7 +192,9 @@ func (s *stepper) readPartition(info *raftstore.ProcessorInfo, state *stepState,
 				for _, hd := range lr.Headers {
 					in.Headers = append(in.Headers, Header{Key: hd.Key, Value: hd.Value})
 				}
-				s.process(info, state, in, emitOut, step)
+				if err := s.process(state, in, emitOut, step); err != nil {
+					return from, 0, err
+				}
 				used++
 				at = lr.Offset + 1
 			}
@@ -197,7 +209,7 @@ func (s *stepper) readPartition(info *raftstore.ProcessorInfo, state *stepState,
 // process runs one input record through the stages. A stage's error sends
 // the record, unchanged, to the dead-letter topic with the error in a
 // header, and drops what the record had changed.
-func (s *stepper) process(info *raftstore.ProcessorInfo, state *stepState, in Record, emitOut func(string, Record, int32) error, step *raftstore.ProcStep) {
+func (s *stepper) process(state *stepState, in Record, emitOut func(string, Record, int32) error, step *raftstore.ProcStep) error {
 	step.In++
 	var pending []Record
 	err := s.pipe.run(state, 0, in, func(o Record) error { pending = append(pending, o); return nil })
@@ -211,21 +223,24 @@ func (s *stepper) process(info *raftstore.ProcessorInfo, state *stepState, in Re
 	}
 	if err == nil {
 		state.commitRecord()
-		return
+		return nil
 	}
 	state.dropRecord()
 	if errors.Is(err, errLate) {
-		if emitOut(s.spec.LateTopic(), in, in.Partition) == nil {
-			step.Late++
+		if err := emitOut(s.spec.LateTopic(), in, in.Partition); err != nil {
+			return fmt.Errorf("a late record: %w", err) // never dropped silently
 		}
-		return
+		step.Late++
+		return nil
 	}
 	dead := in
 	dead.Headers = append(append([]Header(nil), in.Headers...), Header{Key: "error", Value: []byte(err.Error())},
 		Header{Key: "source", Value: []byte(fmt.Sprintf("%s-%d@%d", in.Topic, in.Partition, in.Offset))})
-	if emitOut(s.spec.DLQTopic(), dead, in.Partition) == nil {
-		step.DLQ++
+	if derr := emitOut(s.spec.DLQTopic(), dead, in.Partition); derr != nil {
+		return fmt.Errorf("%w, and its dead letter: %w", err, derr) // never dropped silently
 	}
+	step.DLQ++
+	return nil
 }
 
 func isAborted(aborted []raftstore.AbortedTxn, pid, offset int64) bool {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +44,9 @@ type windowOp struct {
 	// times caches, for the step under way, each input partition's
 	// entry (loaded from the state once per step, then kept up to date),
 	// so a record costs no scan of the state.
-	times map[string]partTime
+	times    map[string]partTime
+	floor    int64
+	hasFloor bool
 }
 
 func (o *windowOp) reset() { o.times = nil }
@@ -98,6 +101,11 @@ func (o *windowOp) eventTime(r *Record) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("window time: %w", err)
 	}
+	// Milliseconds within about ±30,000 years: anything else is a wrong
+	// field, and would pin a partition's event time for good.
+	if math.IsNaN(f) || math.Abs(f) > 1e15 {
+		return 0, fmt.Errorf("window time %v is out of range", f)
+	}
 	return int64(f), nil
 }
 
@@ -130,8 +138,15 @@ func loadTimes(st State) (map[string]partTime, error) {
 }
 
 // watermarkOf is the least greatest event time over the partitions that
-// are not idle at now, minus the lateness; ok is false when there is none.
-func (o *windowOp) watermarkOf(times map[string]partTime, now int64) (int64, bool) {
+// are not idle at now, minus the lateness, and never below the floor (the
+// greatest watermark a step has committed); ok is false when there is
+// none, or when a partition with unread input has no event time yet.
+func (o *windowOp) watermarkOf(times map[string]partTime, now int64, unread map[string]bool, floor int64, hasFloor bool) (int64, bool) {
+	for p := range unread {
+		if _, ok := times[wmPrefix+p]; !ok {
+			return floor, hasFloor
+		}
+	}
 	var wm int64
 	seen := false
 	for _, pt := range times {
@@ -142,16 +157,55 @@ func (o *windowOp) watermarkOf(times map[string]partTime, now int64) (int64, boo
 			wm, seen = pt.event, true
 		}
 	}
-	return wm - o.late, seen
+	switch {
+	case seen && hasFloor:
+		return max(wm-o.late, floor), true
+	case seen:
+		return wm - o.late, true
+	}
+	return floor, hasFloor
 }
 
-// watermark is the watermark the committed and pending state give.
+// floorKey holds the greatest watermark a step has committed: the
+// watermark never goes back, even when a partition joins with older
+// event times, so no window is emitted twice.
+const floorKey = "wf"
+
+func loadFloor(st State) (int64, bool, error) {
+	v, ok, err := st.Get([]byte(floorKey))
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	f, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("decode watermark floor: %w", err)
+	}
+	return f, true, nil
+}
+
+// stepUnread is the step's partitions with unread input.
+func stepUnread(st State) map[string]bool {
+	if ss, ok := st.(stageState); ok {
+		return ss.s.unread
+	}
+	return nil
+}
+
+// watermark is the watermark the committed and pending state give; it
+// raises the floor to it.
 func (o *windowOp) watermark(st State) (int64, bool, error) {
 	times, err := loadTimes(st)
 	if err != nil {
 		return 0, false, err
 	}
-	wm, ok := o.watermarkOf(times, stepNow(st))
+	floor, hasFloor, err := loadFloor(st)
+	if err != nil {
+		return 0, false, err
+	}
+	wm, ok := o.watermarkOf(times, stepNow(st), stepUnread(st), floor, hasFloor)
+	if ok && (!hasFloor || wm > floor) {
+		st.Put([]byte(floorKey), []byte(strconv.FormatInt(wm, 10)))
+	}
 	return wm, ok, nil
 }
 
@@ -172,9 +226,12 @@ func (o *windowOp) Process(st State, r Record, emit func(Record)) error {
 		if o.times, err = loadTimes(st); err != nil {
 			return err
 		}
+		if o.floor, o.hasFloor, err = loadFloor(st); err != nil {
+			return err
+		}
 	}
 	now := stepNow(st)
-	if wm, ok := o.watermarkOf(o.times, now); ok && t < wm {
+	if wm, ok := o.watermarkOf(o.times, now, stepUnread(st), o.floor, o.hasFloor); ok && t < wm {
 		return errLate
 	}
 	key := wmPrefix + r.Topic + "/" + strconv.Itoa(int(r.Partition))
@@ -230,13 +287,17 @@ func orderedTime(t int64) []byte { return binary.BigEndian.AppendUint64(nil, uin
 
 func fromOrdered(b []byte) int64 { return int64(binary.BigEndian.Uint64(b) ^ (1 << 63)) }
 
+// keyPart is a key with its length first, so that one key's entries are
+// never a prefix of another key's.
+func keyPart(key []byte) []byte { return append(binary.AppendUvarint(nil, uint64(len(key))), key...) }
+
 func windowKey(key []byte, start int64) []byte {
-	return append(append(append([]byte("w/"), key...), 0), orderedTime(start)...)
+	return append(append([]byte("w/"), keyPart(key)...), orderedTime(start)...)
 }
 
 func indexKey(end int64, key []byte, start int64) []byte {
 	b := append([]byte("e/"), orderedTime(end)...)
-	return append(append(append(b, key...), 0), orderedTime(start)...)
+	return append(append(b, keyPart(key)...), orderedTime(start)...)
 }
 
 func loadWindow(st State, k []byte) (windowEntry, bool, error) {
@@ -289,7 +350,7 @@ func (o *windowAggOp) Process(st State, r Record, _ func(Record)) error {
 // mergeSessions folds the key's sessions that overlap [start, end) into
 // add and removes them, returning the merged session's bounds.
 func (o *windowAggOp) mergeSessions(st State, key []byte, start, end int64, add *aggState) (int64, int64, error) {
-	prefix := append(append([]byte("w/"), key...), 0)
+	prefix := append([]byte("w/"), keyPart(key)...)
 	type found struct {
 		start int64
 		e     windowEntry
@@ -351,12 +412,13 @@ func (o *windowAggOp) Flush(st State, emit func(Record)) error {
 		if end > wm {
 			return false
 		}
-		// The rest is the key, a zero byte and the start (8 bytes).
+		// The rest is the key's length, the key and the start (8 bytes).
 		rest := k[10:]
-		if len(rest) < 9 || rest[len(rest)-9] != 0 {
+		n, w := binary.Uvarint(rest)
+		if w <= 0 || uint64(len(rest)-w) != n+8 {
 			return true
 		}
-		dues = append(dues, due{append([]byte(nil), rest[:len(rest)-9]...), fromOrdered(rest[len(rest)-8:]), end})
+		dues = append(dues, due{append([]byte(nil), rest[w:w+int(n)]...), fromOrdered(rest[w+int(n):]), end})
 		return true
 	})
 	if err != nil {

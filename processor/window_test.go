@@ -13,7 +13,8 @@ import (
 // harness runs records through a pipeline step by step, committing each
 // step's state as the store would.
 type harness struct {
-	now       int64 // the leader's clock for the next step
+	now       int64           // the leader's clock for the next step
+	unread    map[string]bool // input partitions with unread input at the next step
 	t         *testing.T
 	p         *pipeline
 	committed memState
@@ -36,6 +37,8 @@ func (h *harness) step(recs ...in) (out []string, late []string) {
 	h.t.Helper()
 	st := newStepState(h.committed.get, h.committed.scan)
 	st.now = h.now
+	st.unread = h.unread
+	h.p.reset() // as the runner does at each step
 	for _, r := range recs {
 		err := h.p.run(st, 0, Record{Key: []byte(r.key), Value: []byte(`{}`), Timestamp: r.ts, Topic: "in", Partition: r.partition},
 			func(o Record) error { out = append(out, string(o.Key)+" "+string(o.Value)); return nil })
@@ -183,5 +186,33 @@ func TestIdlePartition(t *testing.T) {
 				t.Fatalf("with idle: got %v, want %v", out, want)
 			}
 		}
+	}
+}
+
+// TestBacklogHoldsWatermark: a partition with unread input and no event
+// time yet holds the watermark, so reading one partition's backlog first
+// cannot make the other's older records late; and the watermark never
+// goes back, so no window is emitted twice.
+func TestBacklogHoldsWatermark(t *testing.T) {
+	h := newHarness(t, windowStages(WindowSpec{Type: "tumbling", Size: Duration(10 * time.Second)})...)
+	h.unread = map[string]bool{"in/0": true, "in/1": true}
+	out, late := h.step(in{"a", 50000, 0}) // partition 0's backlog first
+	if len(out) != 0 || len(late) != 0 {
+		t.Fatalf("out %v late %v", out, late)
+	}
+	out, late = h.step(in{"a", 1000, 1}, in{"a", 60000, 1})
+	if len(late) != 0 {
+		t.Fatalf("partition 1's older record was late: %v", late)
+	}
+	if want := []string{win("a", 0, 10000, 1)}; strings.Join(out, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %v, want %v", out, want)
+	}
+	// A partition joining with older event times cannot pull the
+	// watermark back and reopen an emitted window.
+	h.unread = map[string]bool{"in/2": true}
+	h.step(in{"a", 2000, 2})
+	out, late = h.step(in{"a", 3000, 2})
+	if len(out) != 0 || len(late) != 1 {
+		t.Fatalf("after a partition joined with older times: out %v late %v", out, late)
 	}
 }

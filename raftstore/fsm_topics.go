@@ -115,6 +115,7 @@ func (f *fsm) applyDeleteTopic(c *deleteTopicCmd) error {
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrUnknownTopic, c.Name)
 	}
+	f.procs.forgetTopic(c.Name)
 	f.dirty.topics[c.Name] = true
 	for _, p := range ts.parts {
 		delete(f.dirty.parts, p.key())

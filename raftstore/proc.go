@@ -85,6 +85,22 @@ func newProcTable() procTable {
 	return procTable{infos: map[string]*ProcessorInfo{}, delta: map[string]map[string][]byte{}, dirty: map[string]bool{}, dropped: map[string]bool{}}
 }
 
+// forgetTopic drops every processor's committed offsets of a deleted
+// topic, so that a topic created again under the name is read from its
+// start, not from the old topic's offsets.
+func (t *procTable) forgetTopic(name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for pname, p := range t.infos {
+		for k := range p.Offsets {
+			if strings.HasPrefix(k, name+"/") && !strings.Contains(k[len(name)+1:], "/") {
+				delete(p.Offsets, k)
+				t.dirty[pname] = true
+			}
+		}
+	}
+}
+
 // Buckets of the state DB for processors: their infos, and one nested
 // bucket of state per processor.
 var (
@@ -118,18 +134,24 @@ func (s *Store) Processor(name string) (*ProcessorInfo, bool) {
 }
 
 // ProcessorState returns the committed state of processor name for key.
+// The processors' lock covers only the in-memory layer; bbolt is read
+// without it, so a read never holds up apply.
 func (s *Store) ProcessorState(name string, key []byte) ([]byte, bool, error) {
 	f := s.fsm
 	t := &f.procs
 	t.mu.RLock()
-	defer t.mu.RUnlock()
 	if _, ok := t.infos[name]; !ok {
+		t.mu.RUnlock()
 		return nil, false, fmt.Errorf("%w: %s", ErrUnknownProcessor, name)
 	}
-	if v, ok := t.delta[name][string(key)]; ok {
-		return slices.Clone(v), v != nil, nil
+	v, inDelta := t.delta[name][string(key)]
+	v = slices.Clone(v)
+	dropped := t.dropped[name]
+	t.mu.RUnlock()
+	if inDelta {
+		return v, v != nil, nil
 	}
-	if t.dropped[name] {
+	if dropped {
 		return nil, false, nil
 	}
 	var out []byte
@@ -211,26 +233,31 @@ func checkProcessorName(name string) error {
 
 // ProcessorStateScan calls fn, in key order, for every committed state
 // entry of processor name whose key starts with prefix, until fn returns
-// false.
+// false. The in-memory layer is copied under the processors' lock; bbolt
+// is read without it, so a long scan (or a callback that reads state)
+// never holds up apply.
 func (s *Store) ProcessorStateScan(name string, prefix []byte, fn func(key, value []byte) bool) error {
 	f := s.fsm
 	t := &f.procs
 	t.mu.RLock()
-	defer t.mu.RUnlock()
 	if _, ok := t.infos[name]; !ok {
+		t.mu.RUnlock()
 		return fmt.Errorf("%w: %s", ErrUnknownProcessor, name)
 	}
+	delta := map[string][]byte{}
 	var pending []string
-	for k := range t.delta[name] {
+	for k, v := range t.delta[name] {
 		if strings.HasPrefix(k, string(prefix)) {
 			pending = append(pending, k)
+			delta[k] = slices.Clone(v)
 		}
 	}
+	dropped := t.dropped[name]
+	t.mu.RUnlock()
 	slices.Sort(pending)
-	delta := t.delta[name]
 	return f.db.View(func(tx *bolt.Tx) error {
 		var c *bolt.Cursor
-		if b := procBucket(tx, name); b != nil && !t.dropped[name] {
+		if b := procBucket(tx, name); b != nil && !dropped {
 			c = b.Cursor()
 		}
 		var k, v []byte
@@ -257,7 +284,7 @@ func (s *Store) ProcessorStateScan(name string, prefix []byte, fn func(key, valu
 				}
 				continue
 			}
-			if !fn(k, v) {
+			if !fn(slices.Clone(k), slices.Clone(v)) {
 				return nil
 			}
 			k, v = c.Next()

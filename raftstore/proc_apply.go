@@ -31,13 +31,17 @@ type procDeleteCmd struct {
 // (ErrProcessorFenced): a retried or deposed leader's step never applies
 // twice.
 type ProcStep struct {
-	Name       string           `json:"name"`
-	Generation uint64           `json:"generation"`
-	Now        int64            `json:"now"`
-	Start      map[string]int64 `json:"start"`
-	End        map[string]int64 `json:"end"`
-	Puts       []StateEntry     `json:"puts,omitempty"`
-	Deletes    [][]byte         `json:"deletes,omitempty"`
+	Name       string `json:"name"`
+	Generation uint64 `json:"generation"`
+	// Seq is the number of steps the processor had committed when this
+	// one was built (Stats.Steps): two steps built from the same state can
+	// never both apply, whatever partitions they cover.
+	Seq     int64            `json:"seq"`
+	Now     int64            `json:"now"`
+	Start   map[string]int64 `json:"start"`
+	End     map[string]int64 `json:"end"`
+	Puts    []StateEntry     `json:"puts,omitempty"`
+	Deletes [][]byte         `json:"deletes,omitempty"`
 	// Counts for the processor's stats.
 	In, Out, DLQ, Late int64
 	// Outputs are record batches for the processor's output topics,
@@ -118,7 +122,10 @@ func (f *fsm) applyProcDeploy(c *procDeployCmd, index uint64) any {
 		return fmt.Errorf("%w: %s", ErrProcessorExists, r.Name)
 	}
 	offsets := map[string]int64{}
-	for _, name := range r.Inputs {
+	for i, name := range r.Inputs {
+		if slices.Contains(r.Inputs[:i], name) {
+			return fmt.Errorf("%w: processor %s lists input %s twice", ErrInvalidProcessor, r.Name, name)
+		}
 		f.mu.RLock()
 		ts := f.topics[name]
 		f.mu.RUnlock()
@@ -194,7 +201,10 @@ func (f *fsm) applyProcStep(st *ProcStep, term int32) error {
 	if st.Generation != p.Generation {
 		return fmt.Errorf("%w: processor %s step of generation %d, current %d", ErrProcessorFenced, st.Name, st.Generation, p.Generation)
 	}
-	if len(st.Start) != len(st.End) {
+	if st.Seq != p.Stats.Steps {
+		return fmt.Errorf("%w: processor %s step built after %d steps, %d committed", ErrProcessorFenced, st.Name, st.Seq, p.Stats.Steps)
+	}
+	if len(st.Start) == 0 || len(st.Start) != len(st.End) {
 		return fmt.Errorf("%w: processor %s step moves %d partitions from %d", ErrInvalidCommand, st.Name, len(st.End), len(st.Start))
 	}
 	for key, from := range st.Start {
@@ -228,12 +238,12 @@ func (f *fsm) applyProcStep(st *ProcStep, term int32) error {
 		}
 	}
 	for _, e := range st.Puts {
-		if len(e.Key) > maxStateKeyBytes || len(e.Value) > maxStateValueBytes {
+		if len(e.Key) == 0 || len(e.Key) > maxStateKeyBytes || len(e.Value) > maxStateValueBytes {
 			return fmt.Errorf("%w: processor %s state entry of %d+%d bytes", ErrInvalidCommand, st.Name, len(e.Key), len(e.Value))
 		}
 	}
 	for _, k := range st.Deletes {
-		if len(k) > maxStateKeyBytes {
+		if len(k) == 0 || len(k) > maxStateKeyBytes {
 			return fmt.Errorf("%w: processor %s state key of %d bytes", ErrInvalidCommand, st.Name, len(k))
 		}
 	}

@@ -75,6 +75,21 @@ func TestProcessorStep(t *testing.T) {
 	if err := s.ApplyStep(ctx, step()); !errors.Is(err, ErrProcessorFenced) {
 		t.Fatalf("a replayed step: %v", err)
 	}
+	// A step built from the same state over other partitions is refused
+	// too (the step sequence), and so is a step that moves nothing.
+	other := step()
+	other.Start, other.End = map[string]int64{}, map[string]int64{}
+	other.Seq = 1
+	if err := s.ApplyStep(ctx, other); !errors.Is(err, ErrInvalidCommand) {
+		t.Fatalf("a step that moves nothing: %v", err)
+	}
+	empty := step()
+	empty.Seq = 1
+	empty.Start["in/0"], empty.End["in/0"] = 3, 3
+	empty.Puts = []StateEntry{{Key: []byte{}, Value: []byte("x")}}
+	if err := s.ApplyStep(ctx, empty); !errors.Is(err, ErrInvalidCommand) {
+		t.Fatalf("a step with an empty state key: %v", err)
+	}
 	old := step()
 	old.Generation--
 	old.Start["in/0"] = 3
@@ -82,12 +97,14 @@ func TestProcessorStep(t *testing.T) {
 		t.Fatalf("a step of another generation: %v", err)
 	}
 	bad := step()
+	bad.Seq = 1
 	bad.Start["in/0"], bad.End["in/0"] = 3, 4
 	bad.Outputs = append(bad.Outputs, ProduceBatch{Topic: "in", Partition: 0, Data: outBatch("c")})
 	if err := s.ApplyStep(ctx, bad); !errors.Is(err, ErrInvalidCommand) {
 		t.Fatalf("a step writing to its input: %v", err)
 	}
 	past := step()
+	past.Seq = 1
 	past.Start["in/0"], past.End["in/0"] = 3, 99
 	if err := s.ApplyStep(ctx, past); !errors.Is(err, ErrInvalidCommand) {
 		t.Fatalf("a step past the input's end: %v", err)
@@ -97,6 +114,7 @@ func TestProcessorStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	del := step()
+	del.Seq = 1
 	del.Start["in/0"], del.End["in/0"] = 3, 5
 	del.Puts, del.Deletes, del.Outputs = nil, [][]byte{[]byte("k")}, nil
 	if err := s.ApplyStep(ctx, del); err != nil {
@@ -135,7 +153,7 @@ func TestProcessorStateScan(t *testing.T) {
 	gen := deployTestProcessor(t, s)
 	put := func(from, to int64, puts []StateEntry, dels ...string) {
 		t.Helper()
-		st := &ProcStep{Name: "p", Generation: gen, Start: map[string]int64{"in/0": from}, End: map[string]int64{"in/0": to}, Puts: puts}
+		st := &ProcStep{Name: "p", Generation: gen, Seq: from, Start: map[string]int64{"in/0": from}, End: map[string]int64{"in/0": to}, Puts: puts}
 		for _, d := range dels {
 			st.Deletes = append(st.Deletes, []byte(d))
 		}
