@@ -217,7 +217,13 @@ func (r *runner) loop(ctx context.Context) {
 			continue
 		case err == nil:
 			r.setError(nil)
+			r.stepper.limit = 0
 			backoff = 100 * time.Millisecond
+			continue
+		case errors.Is(err, raftstore.ErrStepTooLarge) && b.records > 1:
+			// Its outputs and state changes outgrew one raft entry: take
+			// fewer records.
+			r.stepper.limit = b.records / 2
 			continue
 		case errors.Is(err, raftstore.ErrProcessorFenced), errors.Is(err, raftstore.ErrUnknownOutcome):
 			// The committed offsets say what happened; start from them.

@@ -1,10 +1,13 @@
 package processor
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/brokerd/brokerd/raftstore"
 )
 
 // stepState is the state a step's stages see: the committed state (read
@@ -23,6 +26,9 @@ type stepState struct {
 	scan   func(prefix []byte, fn func(k, v []byte) bool) error
 	step   map[string][]byte // nil value: deleted
 	record map[string][]byte
+	// recErr is set when the current record wrote a state entry the
+	// store would refuse: the record goes to the dead-letter topic.
+	recErr error
 }
 
 func newStepState(get func([]byte) ([]byte, bool, error), scan func([]byte, func(k, v []byte) bool) error) *stepState {
@@ -96,7 +102,10 @@ func (s *stepState) commitRecord() {
 	clear(s.record)
 }
 
-func (s *stepState) dropRecord() { clear(s.record) }
+func (s *stepState) dropRecord() {
+	clear(s.record)
+	s.recErr = nil
+}
 
 // stageState is one stage's view: its keys are prefixed with the stage's
 // index, so stages never share a key.
@@ -113,7 +122,12 @@ func (st stageState) Put(key, value []byte) {
 	if value == nil {
 		value = []byte{}
 	}
-	st.s.record[st.prefix+string(key)] = value
+	k := st.prefix + string(key)
+	if len(k) > raftstore.MaxStateKeyBytes || len(value) > raftstore.MaxStateValueBytes {
+		st.s.recErr = fmt.Errorf("a state entry of %d+%d bytes (at most %d+%d)", len(k), len(value), raftstore.MaxStateKeyBytes, raftstore.MaxStateValueBytes)
+		return
+	}
+	st.s.record[k] = value
 }
 
 func (st stageState) Delete(key []byte) { st.s.record[st.prefix+string(key)] = nil }

@@ -24,6 +24,9 @@ type stepper struct {
 	spec  *Spec
 	pipe  *pipeline
 	next  int // input partition to read first in the next step
+	// limit, when set, caps a step's records below the spec's: a step
+	// that came out over raftstore.MaxStepBytes is taken again smaller.
+	limit int
 }
 
 // built is a step ready to propose, and what it counts.
@@ -88,6 +91,9 @@ func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, er
 		return nil
 	}
 	budget := s.spec.stepRecords()
+	if s.limit > 0 {
+		budget = min(budget, s.limit)
+	}
 	records := 0
 	for n := 0; n < len(parts) && budget > 0 && outBytes < stepOutputBytes; n++ {
 		p := parts[(s.next+n)%len(parts)]
@@ -213,6 +219,9 @@ func (s *stepper) process(state *stepState, in Record, emitOut func(string, Reco
 	step.In++
 	var pending []Record
 	err := s.pipe.run(state, 0, in, func(o Record) error { pending = append(pending, o); return nil })
+	if err == nil && state.recErr != nil {
+		err = state.recErr
+	}
 	if err == nil {
 		for _, o := range pending {
 			if err = emitOut(s.spec.Output, o, in.Partition); err != nil {

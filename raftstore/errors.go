@@ -38,4 +38,7 @@ var (
 	// ErrProcessorFenced refuses a step that does not start where the
 	// processor's committed offsets are, or is of another generation.
 	ErrProcessorFenced = errors.New("processor step fenced")
+	// ErrStepTooLarge refuses a step over MaxStepBytes; the processor
+	// takes a smaller one.
+	ErrStepTooLarge = errors.New("processor step too large")
 )

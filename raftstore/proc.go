@@ -59,10 +59,17 @@ func (p *ProcessorInfo) clone() *ProcessorInfo {
 	return &c
 }
 
+// MaxStateKeyBytes and MaxStateValueBytes bound one state entry of a
+// processor.
+const (
+	MaxStateKeyBytes   = 16 << 10
+	MaxStateValueBytes = 4 << 20
+)
+
 // Limits on a processor's state entries.
 const (
-	maxStateKeyBytes   = 16 << 10
-	maxStateValueBytes = 4 << 20
+	maxStateKeyBytes   = MaxStateKeyBytes
+	maxStateValueBytes = MaxStateValueBytes
 	// maxProcessorSpecBytes bounds a spec.
 	maxProcessorSpecBytes = 1 << 20
 )

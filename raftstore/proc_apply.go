@@ -102,7 +102,7 @@ func (s *Store) ApplyStep(ctx context.Context, st *ProcStep) error {
 		return err
 	}
 	if len(data) > MaxStepBytes {
-		return fmt.Errorf("%w: a step of %d bytes (at most %d)", ErrInvalidProcessor, len(data), MaxStepBytes)
+		return fmt.Errorf("%w: %d bytes (at most %d)", ErrStepTooLarge, len(data), MaxStepBytes)
 	}
 	return s.proposeErr(ctx, data)
 }
