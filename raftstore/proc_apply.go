@@ -93,9 +93,11 @@ func decodeStep(buf []byte) (*ProcStep, error) {
 // into more steps, never one step into several entries.
 const MaxStepBytes = 8 << 20
 
-// ApplyStep proposes a step and waits for its outcome. An unknown outcome
-// (ErrUnknownOutcome) is settled by reading the committed offsets back: a
-// step either moved them or did not.
+// ApplyStep proposes a step and waits for its outcome. After an unknown
+// outcome (ErrUnknownOutcome) the caller builds its next step from the
+// processor as committed (Processor): the step either applied, and the
+// next one starts after it, or it did not, and at most one of the two can
+// ever apply (Seq).
 func (s *Store) ApplyStep(ctx context.Context, st *ProcStep) error {
 	data, err := encodeStep(st)
 	if err != nil {
