@@ -20,6 +20,9 @@ type Admin interface {
 	ProcessorStateSize(name string) (int, error)
 }
 
+// maxSpecBytes is the largest spec the store keeps.
+const maxSpecBytes = 1 << 20
+
 // ErrBadSpec wraps every reason a spec is refused (an HTTP 400).
 var ErrBadSpec = errors.New("bad processor spec")
 
@@ -32,16 +35,30 @@ func Deploy(ctx context.Context, a Admin, data []byte) ([]Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
+	raws := make([][]byte, len(specs))
 	for i := range specs {
 		s := &specs[i]
 		if _, exists := a.Processor(s.Name); exists {
 			return nil, fmt.Errorf("%w: processor %s: %w", ErrBadSpec, s.Name, raftstore.ErrProcessorExists)
+		}
+		for _, other := range specs[:i] {
+			if other.Name == s.Name {
+				return nil, fmt.Errorf("%w: processor %s is defined twice", ErrBadSpec, s.Name)
+			}
 		}
 		for _, in := range s.Inputs {
 			if _, ok := a.Topic(in); !ok {
 				return nil, fmt.Errorf("%w: processor %s: input topic %s does not exist", ErrBadSpec, s.Name, in)
 			}
 		}
+		raw, err := json.Marshal(s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: processor %s: encode spec: %w", ErrBadSpec, s.Name, err)
+		}
+		if len(raw) > maxSpecBytes {
+			return nil, fmt.Errorf("%w: processor %s: a spec of %d bytes (at most %d)", ErrBadSpec, s.Name, len(raw), maxSpecBytes)
+		}
+		raws[i] = raw
 	}
 	for i := range specs {
 		s := &specs[i]
@@ -56,11 +73,7 @@ func Deploy(ctx context.Context, a Admin, data []byte) ([]Spec, error) {
 				return nil, fmt.Errorf("processor %s: create topic %s: %w", s.Name, name, err)
 			}
 		}
-		raw, err := json.Marshal(s)
-		if err != nil {
-			return nil, fmt.Errorf("processor %s: encode spec: %w", s.Name, err)
-		}
-		_, err = a.DeployProcessor(ctx, raftstore.DeployRequest{Name: s.Name, Spec: raw, Inputs: s.Inputs, Outputs: outputs,
+		_, err := a.DeployProcessor(ctx, raftstore.DeployRequest{Name: s.Name, Spec: raws[i], Inputs: s.Inputs, Outputs: outputs,
 			FromLatest: strings.EqualFold(s.Start, "latest")})
 		if err != nil {
 			return nil, fmt.Errorf("processor %s: %w", s.Name, err)

@@ -40,11 +40,13 @@ type Manager struct {
 
 	mu      sync.Mutex
 	runners map[string]*runner
+	// broken holds why a processor's runner could not be built.
+	broken map[string]string
 }
 
 // NewManager returns a manager; Run drives it. metrics may be nil.
 func NewManager(store Store, logger *slog.Logger, metrics *Metrics) *Manager {
-	return &Manager{store: store, logger: logger.With("component", "processor"), metrics: metrics, runners: map[string]*runner{}}
+	return &Manager{store: store, logger: logger.With("component", "processor"), metrics: metrics, runners: map[string]*runner{}, broken: map[string]string{}}
 }
 
 // reconcileEvery bounds how late a deploy, pause or leadership change is
@@ -78,6 +80,11 @@ func (m *Manager) reconcile(ctx context.Context) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	for name := range m.broken {
+		if _, ok := want[name]; !ok {
+			delete(m.broken, name)
+		}
+	}
 	for name, r := range m.runners {
 		if p, ok := want[name]; !ok || p.Generation != r.generation {
 			r.stop()
@@ -90,9 +97,13 @@ func (m *Manager) reconcile(ctx context.Context) {
 		}
 		r, err := m.newRunner(p)
 		if err != nil {
-			m.logger.Error("processor cannot run", "processor", name, "err", err)
+			if m.broken[name] != err.Error() {
+				m.logger.Error("processor cannot run", "processor", name, "err", err)
+			}
+			m.broken[name] = err.Error()
 			continue
 		}
+		delete(m.broken, name)
 		m.runners[name] = r
 		r.start(ctx)
 	}
@@ -117,10 +128,10 @@ type Status struct {
 // Status reports the runtime side of processor name.
 func (m *Manager) Status(name string) Status {
 	m.mu.Lock()
-	r := m.runners[name]
+	r, broken := m.runners[name], m.broken[name]
 	m.mu.Unlock()
 	if r == nil {
-		return Status{}
+		return Status{LastError: broken}
 	}
 	return Status{Running: true, LastError: r.lastError()}
 }

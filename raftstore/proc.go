@@ -174,22 +174,35 @@ func (s *Store) ProcessorState(name string, key []byte) ([]byte, bool, error) {
 	return out, out != nil, nil
 }
 
-// ProcessorStateSize is the number of state entries of processor name
-// that the last checkpoint holds, plus those changed since.
+// ProcessorStateSize is the number of state entries of processor name:
+// those of the last checkpoint, with the changes since counted in.
 func (s *Store) ProcessorStateSize(name string) (entries int, err error) {
 	f := s.fsm
 	t := &f.procs
 	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if !t.dropped[name] {
-		err = f.db.View(func(tx *bolt.Tx) error {
-			if b := procBucket(tx, name); b != nil {
-				entries = b.Stats().KeyN
-			}
-			return nil
-		})
+	delta := make(map[string]bool, len(t.delta[name])) // key -> put (false: deleted)
+	for k, v := range t.delta[name] {
+		delta[k] = v != nil
 	}
-	return entries + len(t.delta[name]), err
+	dropped := t.dropped[name]
+	t.mu.RUnlock()
+	err = f.db.View(func(tx *bolt.Tx) error {
+		b := procBucket(tx, name)
+		if b != nil && !dropped {
+			entries = b.Stats().KeyN
+		}
+		for k, put := range delta {
+			inBolt := b != nil && !dropped && b.Get([]byte(k)) != nil
+			switch {
+			case put && !inBolt:
+				entries++
+			case !put && inBolt:
+				entries--
+			}
+		}
+		return nil
+	})
+	return entries, err
 }
 
 func procBucket(tx *bolt.Tx, name string) *bolt.Bucket {
