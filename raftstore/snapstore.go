@@ -106,8 +106,9 @@ type snapshotSink struct {
 
 	buf      []byte // bytes of a fixed-size part not yet complete
 	state    sinkState
-	files    bool   // the stream carries files
-	manifest []byte // collected manifest
+	files    bool      // the stream carries files
+	manifest []byte    // collected manifest
+	m        *manifest // it, decoded and validated once complete
 	mleft    uint64
 	name     string
 	out      *os.File
@@ -182,9 +183,11 @@ func (s *snapshotSink) consume(p []byte) error {
 			}
 			// Nothing is stored from a manifest that could not be
 			// installed, with files or without.
-			if _, err := decodeManifest(s.manifest); err != nil {
+			m, err := decodeManifest(s.manifest)
+			if err != nil {
 				return err
 			}
+			s.m = m
 			// The stored snapshot is the manifest alone.
 			if _, err := s.SnapshotSink.Write(snapHead(0, s.manifest)); err != nil {
 				return err
@@ -276,10 +279,7 @@ func (s *snapshotSink) consume(p []byte) error {
 // The manifest is validated first: nothing is written from a stream
 // whose manifest is malformed.
 func (s *snapshotSink) startStaging() error {
-	m, err := decodeManifest(s.manifest)
-	if err != nil {
-		return err
-	}
+	m := s.m
 	files, err := manifestFiles(m)
 	if err != nil {
 		return err
@@ -408,11 +408,7 @@ func (s *snapshotSink) sealStaging() error {
 	if len(s.want) > 0 {
 		return fmt.Errorf("%w: %d segment files the manifest names did not arrive", errBadSnapshot, len(s.want))
 	}
-	m, err := decodeManifest(s.manifest)
-	if err != nil {
-		return err
-	}
-	if err := checkStaged(s.staging, m); err != nil {
+	if err := checkStaged(s.staging, s.m); err != nil {
 		return err
 	}
 	ents, err := os.ReadDir(s.staging)
