@@ -99,7 +99,7 @@ func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, er
 		p := parts[(s.next+n)%len(parts)]
 		key := p.topic + "/" + strconv.Itoa(int(p.idx))
 		from := info.Offsets[key]
-		to, used, err := s.readPartition(info, state, p.topic, p.idx, from, budget, &outBytes, emitOut, step)
+		to, used, err := s.readPartition(state, p.topic, p.idx, from, budget, &outBytes, emitOut, step)
 		if err != nil {
 			return built{}, err
 		}
@@ -149,7 +149,7 @@ func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, er
 // step reaches there and how many records it used. Records of aborted
 // transactions and control batches are passed over; nothing at or past the
 // last stable offset is read.
-func (s *stepper) readPartition(info *raftstore.ProcessorInfo, state *stepState, topic string, idx int32, from int64, budget int, outBytes *int,
+func (s *stepper) readPartition(state *stepState, topic string, idx int32, from int64, budget int, outBytes *int,
 	emitOut func(string, Record, int32) error, step *raftstore.ProcStep) (int64, int, error) {
 	l, ok := s.store.Log(topic, idx)
 	if !ok {
