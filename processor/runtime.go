@@ -228,13 +228,21 @@ func (r *runner) loop(ctx context.Context) {
 			continue
 		case err == nil:
 			r.setError(nil)
-			r.stepper.limit = 0
+			r.stepper.limit, r.stepper.oversize = 0, nil
 			backoff = 100 * time.Millisecond
 			continue
-		case errors.Is(err, raftstore.ErrStepTooLarge) && b.records > 1:
+		case errors.Is(err, raftstore.ErrStepTooLarge) && b.records+b.flushed > 1:
 			// Its outputs and state changes outgrew one raft entry: take
-			// fewer records.
-			r.stepper.limit = b.records / 2
+			// fewer records, and close fewer windows.
+			r.stepper.limit = (b.records + b.flushed) / 2
+			continue
+		case errors.Is(err, raftstore.ErrStepTooLarge) && b.records == 1:
+			// One record alone is too much for a step: it goes to the
+			// dead-letter topic rather than stall the processor.
+			r.logger.Warn("a record's step exceeds the step limit; it goes to the dead-letter topic",
+				"topic", b.last.topic, "partition", b.last.partition, "offset", b.last.offset)
+			last := b.last
+			r.stepper.limit, r.stepper.oversize = 1, &last
 			continue
 		case errors.Is(err, raftstore.ErrProcessorFenced), errors.Is(err, raftstore.ErrUnknownOutcome):
 			// The committed offsets say what happened; start from them.

@@ -23,16 +23,39 @@ type stepper struct {
 	store Store
 	spec  *Spec
 	pipe  *pipeline
-	next  int // input partition to read first in the next step
-	// limit, when set, caps a step's records below the spec's: a step
-	// that came out over raftstore.MaxStepBytes is taken again smaller.
+	next  int      // input partition to read first in the next step
+	last  position // the last input record the step under way took
+	// limit, when set, caps a step's records (and the windows it
+	// flushes) below the spec's: a step that came out over
+	// raftstore.MaxStepBytes is taken again smaller.
 	limit int
+	// oversize, when set, is the one input record whose step alone came
+	// out over raftstore.MaxStepBytes: it goes to the dead-letter topic
+	// without its value (which stays in the input, at the offset the
+	// dead letter names) instead of stalling the processor.
+	oversize *position
 }
+
+// position is an input record's place.
+type position struct {
+	topic     string
+	partition int32
+	offset    int64
+}
+
+// maxFlushPerStep bounds the windows one step may close, so that closing
+// many at once (a watermark jump over many keys) spreads over several
+// steps instead of making one too large to commit.
+const maxFlushPerStep = 1 << 16
 
 // built is a step ready to propose, and what it counts.
 type built struct {
 	step    *raftstore.ProcStep
 	records int
+	// flushed counts what flushing stages emitted; last is the last input
+	// record taken.
+	flushed int
+	last    position
 }
 
 type outKey struct {
@@ -95,6 +118,7 @@ func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, er
 		budget = min(budget, s.limit)
 	}
 	records := 0
+	s.last = position{}
 	for n := 0; n < len(parts) && budget > 0 && outBytes < stepOutputBytes; n++ {
 		p := parts[(s.next+n)%len(parts)]
 		key := p.topic + "/" + strconv.Itoa(int(p.idx))
@@ -110,26 +134,54 @@ func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, er
 		records += used
 	}
 	s.next++
-	if len(step.End) == 0 {
+	if len(step.End) == 0 && !s.pipe.flushesAlone() {
 		return built{}, nil
 	}
 	// Stages that emit at the end of a step (aggregates) flush in order:
-	// what stage i emits goes through the stages after it.
+	// what stage i emits goes through the stages after it. A window stage
+	// may close windows with no new input (an idle partition stops holding
+	// the watermark), so it flushes even in a step that read nothing.
+	flushCap := maxFlushPerStep
+	if s.limit > 0 {
+		flushCap = min(flushCap, s.limit-records) // the limit counts records and windows
+	}
+	flushed := 0
 	for i, op := range s.pipe.ops {
 		f, ok := op.(Flusher)
 		if !ok {
 			continue
 		}
 		var ferr error
-		err := f.Flush(stageState{state, stagePrefix(i)}, func(r Record) {
-			if ferr == nil {
-				ferr = s.pipe.run(state, i+1, r, func(o Record) error { step.Out++; return emitOut(s.spec.Output, o, o.Partition) })
+		emit := func(r Record) {
+			if ferr != nil {
+				return
 			}
-		})
+			flushed++
+			// The flushing stage's own changes stay whatever the
+			// stages after it make of r.
+			state.commitRecord()
+			ferr = s.settle(state, r, i+1, emitOut, step)
+		}
+		var err error
+		if bf, ok := op.(boundedFlusher); ok {
+			err = bf.flushSome(stageState{state, stagePrefix(i)}, emit, flushCap-flushed,
+				func() bool { return outBytes >= stepOutputBytes })
+		} else {
+			err = f.Flush(stageState{state, stagePrefix(i)}, emit)
+		}
 		if err = errors.Join(err, ferr); err != nil {
 			return built{}, fmt.Errorf("stage %d at the end of the step: %w", i+1, err)
 		}
 		state.commitRecord()
+	}
+	if len(step.End) == 0 {
+		// A flush alone: commit it only when it closed something, with
+		// one input partition held where it is (the FSM fences on it).
+		if len(outs) == 0 {
+			return built{}, nil
+		}
+		key := parts[0].topic + "/" + strconv.Itoa(int(parts[0].idx))
+		step.Start[key], step.End[key] = info.Offsets[key], info.Offsets[key]
 	}
 	for k, v := range state.step {
 		if v == nil {
@@ -141,7 +193,7 @@ func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, er
 	for k, recs := range outs {
 		step.Outputs = append(step.Outputs, raftstore.ProduceBatch{Topic: k.topic, Partition: k.partition, Data: log.EncodeBatch(recs)})
 	}
-	return built{step: step, records: records}, nil
+	return built{step: step, records: records, flushed: flushed, last: s.last}, nil
 }
 
 // readPartition runs the records of one input partition from offset from
@@ -201,6 +253,7 @@ func (s *stepper) readPartition(state *stepState, topic string, idx int32, from 
 				if err := s.process(state, in, emitOut, step); err != nil {
 					return from, 0, err
 				}
+				s.last = position{topic, idx, lr.Offset}
 				used++
 				at = lr.Offset + 1
 			}
@@ -212,19 +265,32 @@ func (s *stepper) readPartition(state *stepState, topic string, idx int32, from 
 	return max(at, from), used, nil
 }
 
-// process runs one input record through the stages. A stage's error sends
-// the record, unchanged, to the dead-letter topic with the error in a
-// header, and drops what the record had changed.
+// process runs one input record through the stages.
 func (s *stepper) process(state *stepState, in Record, emitOut func(string, Record, int32) error, step *raftstore.ProcStep) error {
 	step.In++
+	if o := s.oversize; o != nil && o.topic == in.Topic && o.partition == in.Partition && o.offset == in.Offset {
+		dead := Record{Timestamp: in.Timestamp, Topic: in.Topic, Partition: in.Partition, Offset: in.Offset}
+		if len(in.Key) <= raftstore.MaxStateKeyBytes {
+			dead.Key = in.Key
+		}
+		return s.deadLetter(in, dead, fmt.Errorf("its outputs and state changes alone exceed a step's %d bytes; its value is left out here and stays in the input", raftstore.MaxStepBytes), emitOut, step)
+	}
+	return s.settle(state, in, 0, emitOut, step)
+}
+
+// settle runs r through the stages from the from-th on and keeps what it
+// produced. A stage's error sends r, unchanged, to the dead-letter topic
+// with the error in a header, and drops what r had changed; a record
+// behind the watermark goes to the late topic.
+func (s *stepper) settle(state *stepState, r Record, from int, emitOut func(string, Record, int32) error, step *raftstore.ProcStep) error {
 	var pending []Record
-	err := s.pipe.run(state, 0, in, func(o Record) error { pending = append(pending, o); return nil })
+	err := s.pipe.run(state, from, r, func(o Record) error { pending = append(pending, o); return nil })
 	if err == nil && state.recErr != nil {
 		err = state.recErr
 	}
 	if err == nil {
 		for _, o := range pending {
-			if err = emitOut(s.spec.Output, o, in.Partition); err != nil {
+			if err = emitOut(s.spec.Output, o, r.Partition); err != nil {
 				break
 			}
 			step.Out++
@@ -236,16 +302,25 @@ func (s *stepper) process(state *stepState, in Record, emitOut func(string, Reco
 	}
 	state.dropRecord()
 	if errors.Is(err, errLate) {
-		if err := emitOut(s.spec.LateTopic(), in, in.Partition); err != nil {
+		if err := emitOut(s.spec.LateTopic(), r, r.Partition); err != nil {
 			return fmt.Errorf("a late record: %w", err) // never dropped silently
 		}
 		step.Late++
 		return nil
 	}
-	dead := in
-	dead.Headers = append(append([]Header(nil), in.Headers...), Header{Key: "error", Value: []byte(err.Error())},
-		Header{Key: "source", Value: []byte(fmt.Sprintf("%s-%d@%d", in.Topic, in.Partition, in.Offset))})
-	if derr := emitOut(s.spec.DLQTopic(), dead, in.Partition); derr != nil {
+	return s.deadLetter(r, r, err, emitOut, step)
+}
+
+// deadLetter writes dead (r, or what is kept of it) to the dead-letter
+// topic with the error and where r came from in headers.
+func (s *stepper) deadLetter(r, dead Record, err error, emitOut func(string, Record, int32) error, step *raftstore.ProcStep) error {
+	source := fmt.Sprintf("%s-%d@%d", r.Topic, r.Partition, r.Offset)
+	if r.Topic == "" {
+		source = "emitted at the end of a step" // by a flushing stage
+	}
+	dead.Headers = append(append([]Header(nil), dead.Headers...), Header{Key: "error", Value: []byte(err.Error())},
+		Header{Key: "source", Value: []byte(source)})
+	if derr := emitOut(s.spec.DLQTopic(), dead, r.Partition); derr != nil {
 		return fmt.Errorf("%w, and its dead letter: %w", err, derr) // never dropped silently
 	}
 	step.DLQ++
@@ -274,7 +349,29 @@ func (p *pipeline) run(state *stepState, i int, r Record, out func(Record) error
 		}
 	})
 	if perr != nil {
-		return perr
+		if errors.Is(perr, errLate) {
+			return perr
+		}
+		return fmt.Errorf("stage %d: %w", i+1, perr)
 	}
 	return err
+}
+
+// boundedFlusher is a Flusher that can stop early: flushSome emits at most
+// max records, and stops once full reports the step full; what is left
+// is emitted by the next steps.
+type boundedFlusher interface {
+	flushSome(st State, emit func(Record), max int, full func() bool) error
+}
+
+// flushesAlone tells whether a stage may have something to emit in a step
+// that read no input: a windowed aggregate, whose watermark moves with the
+// clock when idle partitions stop holding it back.
+func (p *pipeline) flushesAlone() bool {
+	for _, op := range p.ops {
+		if _, ok := op.(boundedFlusher); ok {
+			return true
+		}
+	}
+	return false
 }

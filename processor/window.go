@@ -24,7 +24,9 @@ import (
 // The watermark is the least, over the input partitions that have had a
 // record, of the greatest event time seen there, minus the lateness; a
 // partition that never had a record does not hold it back, nor does one
-// idle (no greater event time) for the window's idle: duration, when set.
+// idle (no greater event time) for the window's idle: duration, when set;
+// when every partition is idle, the watermark is the greatest event time
+// seen, minus the lateness.
 // A record whose
 // event time is behind the watermark goes to <name>.late unchanged. The
 // greatest event times are state, so the watermark survives restarts and
@@ -147,15 +149,23 @@ func (o *windowOp) watermarkOf(times map[string]partTime, now int64, unread map[
 			return floor, hasFloor
 		}
 	}
-	var wm int64
-	seen := false
+	var wm, greatest int64
+	seen, any := false, false
 	for _, pt := range times {
+		if !any || pt.event > greatest {
+			greatest, any = pt.event, true
+		}
 		if o.idle > 0 && now-pt.wall > o.idle {
 			continue
 		}
 		if !seen || pt.event < wm {
 			wm, seen = pt.event, true
 		}
+	}
+	if !seen && any {
+		// Every partition is idle: none holds the watermark back, and
+		// nothing newer is coming, so it reaches the greatest event time.
+		wm, seen = greatest, true
 	}
 	switch {
 	case seen && hasFloor:
@@ -394,6 +404,15 @@ func mergeAgg(a, b *aggState) {
 }
 
 func (o *windowAggOp) Flush(st State, emit func(Record)) error {
+	return o.flushSome(st, emit, math.MaxInt, func() bool { return false })
+}
+
+// flushSome emits the windows the watermark has passed, oldest end first,
+// at most max of them and until full says the step is full.
+func (o *windowAggOp) flushSome(st State, emit func(Record), max int, full func() bool) error {
+	if max <= 0 {
+		return nil
+	}
 	ss, ok := st.(stageState)
 	if !ok {
 		return errors.New("a windowed aggregate needs the runtime's state")
@@ -419,12 +438,15 @@ func (o *windowAggOp) Flush(st State, emit func(Record)) error {
 			return true
 		}
 		dues = append(dues, due{append([]byte(nil), rest[w:w+int(n)]...), fromOrdered(rest[w+int(n):]), end})
-		return true
+		return len(dues) < max
 	})
 	if err != nil {
 		return err
 	}
 	for _, d := range dues {
+		if full() {
+			break
+		}
 		e, ok, err := loadWindow(st, windowKey(d.key, d.start))
 		if err != nil {
 			return err

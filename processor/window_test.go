@@ -216,3 +216,35 @@ func TestBacklogHoldsWatermark(t *testing.T) {
 		t.Fatalf("after a partition joined with older times: out %v late %v", out, late)
 	}
 }
+
+// TestWatermarkOf: the watermark over partitions' greatest event times, as
+// a table.
+func TestWatermarkOf(t *testing.T) {
+	times := map[string]partTime{wmPrefix + "in/0": {50_000, 5000}, wmPrefix + "in/1": {20_000, 1000}}
+	for _, c := range []struct {
+		name       string
+		idle, late int64
+		now        int64
+		unread     map[string]bool
+		floor      int64
+		hasFloor   bool
+		want       int64
+		ok         bool
+	}{
+		{name: "least of the partitions", now: 6000, want: 20_000, ok: true},
+		{name: "minus the lateness", now: 6000, late: 5000, want: 15_000, ok: true},
+		{name: "never below the floor", now: 6000, floor: 30_000, hasFloor: true, want: 30_000, ok: true},
+		{name: "an idle partition stops counting", idle: 2000, now: 4000, want: 50_000, ok: true},
+		{name: "idle is more than the duration", idle: 2000, now: 3000, want: 20_000, ok: true},
+		{name: "every partition idle: the greatest", idle: 2000, now: 8000, late: 1000, want: 49_000, ok: true},
+		{name: "without idle: the least", now: 1_000_000, want: 20_000, ok: true},
+		{name: "unread partition without a time holds it", now: 6000, unread: map[string]bool{"in/2": true}, floor: 7, hasFloor: true, want: 7, ok: true},
+		{name: "unread and no floor: none", now: 6000, unread: map[string]bool{"in/2": true}},
+	} {
+		o := &windowOp{idle: c.idle, late: c.late}
+		wm, ok := o.watermarkOf(times, c.now, c.unread, c.floor, c.hasFloor)
+		if wm != c.want || ok != c.ok {
+			t.Errorf("%s: %d %v, want %d %v", c.name, wm, ok, c.want, c.ok)
+		}
+	}
+}
