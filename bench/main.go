@@ -71,6 +71,11 @@ func main() {
 
 func run(o Options) error {
 	if o.Nexmark != "" {
+		stop, err := startProfile(o.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 		return runNexmark(o)
 	}
 	if o.Count < 1 || o.Partitions < 1 || o.Inflight < 1 || (o.Records <= 0 && o.Duration <= 0) {

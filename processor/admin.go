@@ -152,8 +152,8 @@ func QueryState(a Admin, p *raftstore.ProcessorInfo, key string) (value map[stri
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	var s aggState
-	if err := json.Unmarshal(raw, &s); err != nil {
+	s, err := decodeAgg(raw)
+	if err != nil {
 		return nil, false, fmt.Errorf("decode state of %s: %w", key, err)
 	}
 	op := &aggregateOp{op: spec.Stages[stage].Aggregate.Op}

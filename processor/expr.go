@@ -38,8 +38,7 @@ func env(r *Record) exprEnv {
 	} else {
 		value = string(r.Value)
 		if len(r.Value) > 0 {
-			var v any
-			if json.Unmarshal(r.Value, &v) == nil {
+			if v, err := parseJSON(r.Value); err == nil {
 				value = v
 			}
 			r.parsed, r.parsedFrom = value, r.Value
@@ -68,7 +67,7 @@ func toBytes(v any) ([]byte, error) {
 	case []byte:
 		return x, nil
 	}
-	b, err := json.Marshal(v)
+	b, err := appendJSON(nil, v)
 	if err != nil {
 		return nil, fmt.Errorf("encode result: %w", err)
 	}

@@ -1,7 +1,6 @@
 package processor
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -271,12 +270,12 @@ func (o *aggregateOp) result(s *aggState) map[string]any {
 }
 
 func loadAgg(st State, key []byte) (aggState, error) {
-	var s aggState
 	v, ok, err := st.Get(key)
 	if err != nil || !ok {
-		return s, err
+		return aggState{}, err
 	}
-	if err := json.Unmarshal(v, &s); err != nil {
+	s, err := decodeAgg(v)
+	if err != nil {
 		return s, fmt.Errorf("decode aggregate of %q: %w", key, err)
 	}
 	return s, nil
@@ -290,8 +289,7 @@ func (o *aggregateOp) Process(st State, r Record, _ func(Record)) error {
 	if err := o.add(&s, &r); err != nil {
 		return err
 	}
-	b, _ := json.Marshal(s)
-	st.Put(r.Key, b)
+	st.Put(r.Key, encodeAgg(&s))
 	o.changed[string(r.Key)] = max(o.changed[string(r.Key)], r.Timestamp)
 	return nil
 }
@@ -304,7 +302,7 @@ func (o *aggregateOp) Flush(st State, emit func(Record)) error {
 		if err != nil {
 			return err
 		}
-		v, _ := json.Marshal(o.result(&s))
+		v, _ := appendJSON(nil, o.result(&s))
 		emit(Record{Key: []byte(k), Value: v, Timestamp: ts})
 	}
 	clear(o.changed)

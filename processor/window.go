@@ -2,7 +2,6 @@ package processor
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -311,20 +310,19 @@ func indexKey(end int64, key []byte, start int64) []byte {
 }
 
 func loadWindow(st State, k []byte) (windowEntry, bool, error) {
-	var e windowEntry
 	v, ok, err := st.Get(k)
 	if err != nil || !ok {
-		return e, false, err
+		return windowEntry{}, false, err
 	}
-	if err := json.Unmarshal(v, &e); err != nil {
+	e, err := decodeWindow(v)
+	if err != nil {
 		return e, false, fmt.Errorf("decode window state: %w", err)
 	}
 	return e, true, nil
 }
 
 func putWindow(st State, key []byte, start int64, e windowEntry) {
-	b, _ := json.Marshal(e)
-	st.Put(windowKey(key, start), b)
+	st.Put(windowKey(key, start), encodeWindow(&e))
 	st.Put(indexKey(e.End, key, start), []byte{})
 }
 
@@ -370,7 +368,7 @@ func (o *windowAggOp) mergeSessions(st State, key []byte, start, end int64, add 
 	err := st.Scan(prefix, func(k, v []byte) bool {
 		s := fromOrdered(k[len(prefix):])
 		var e windowEntry
-		if derr = json.Unmarshal(v, &e); derr != nil {
+		if e, derr = decodeWindow(v); derr != nil {
 			return false
 		}
 		if s <= end && start <= e.End {
@@ -454,7 +452,7 @@ func (o *windowAggOp) flushSome(st State, emit func(Record), max int, full func(
 		if ok {
 			v := o.agg.result(&e.Agg)
 			v["window_start"], v["window_end"] = d.start, d.end
-			b, _ := json.Marshal(v)
+			b, _ := appendJSON(nil, v)
 			emit(Record{Key: d.key, Value: b, Timestamp: d.end - 1})
 		}
 		dropWindow(st, d.key, d.start, d.end)
