@@ -44,17 +44,34 @@ func env(r *Record) exprEnv {
 			r.parsed, r.parsedFrom = value, r.Value
 		}
 	}
-	headers := make(map[string]string, len(r.Headers))
-	for _, h := range r.Headers {
-		headers[h.Key] = string(h.Value)
+	var headers map[string]string
+	if len(r.Headers) > 0 {
+		headers = make(map[string]string, len(r.Headers))
+		for _, h := range r.Headers {
+			headers[h.Key] = string(h.Value)
+		}
 	}
 	return exprEnv{Key: string(r.Key), Value: value, Headers: headers, Timestamp: r.Timestamp,
 		Partition: int(r.Partition), Offset: r.Offset, Topic: r.Topic}
 }
 
-func compileExpr(code string, opts ...expr.Option) (*vm.Program, error) {
-	return expr.Compile(code, append([]expr.Option{expr.Env(exprEnv{})}, opts...)...)
+// program is a compiled expression with the VM that runs it, reused from
+// record to record (a stage runs on one goroutine).
+type program struct {
+	prog *vm.Program
+	vm   vm.VM
 }
+
+func compileExpr(code string, opts ...expr.Option) (*program, error) {
+	p, err := expr.Compile(code, append([]expr.Option{expr.Env(exprEnv{})}, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	return &program{prog: p}, nil
+}
+
+// run evaluates the expression over env.
+func (p *program) run(env exprEnv) (any, error) { return p.vm.Run(p.prog, env) }
 
 // toBytes renders an expression's result as a key or value: a string or
 // bytes as they are, nil as null, anything else as JSON.

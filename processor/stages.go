@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/expr-lang/expr"
-	"github.com/expr-lang/expr/vm"
 )
 
 // pipeline is a compiled spec: its operators in order.
@@ -117,10 +116,10 @@ func compileStage(st *Stage) (Operator, error) {
 }
 
 // filterOp passes the records its expression is true for.
-type filterOp struct{ prog *vm.Program }
+type filterOp struct{ prog *program }
 
 func (o *filterOp) Process(_ State, r Record, emit func(Record)) error {
-	ok, err := expr.Run(o.prog, env(&r))
+	ok, err := o.prog.run(env(&r))
 	if err != nil {
 		return fmt.Errorf("filter: %w", err)
 	}
@@ -131,7 +130,7 @@ func (o *filterOp) Process(_ State, r Record, emit func(Record)) error {
 }
 
 // mapOp rewrites a record's key and value.
-type mapOp struct{ key, value *vm.Program }
+type mapOp struct{ key, value *program }
 
 func compileMap(m *MapSpec) (Operator, error) {
 	if m.Key == "" && m.Value == "" {
@@ -156,7 +155,7 @@ func (o *mapOp) Process(_ State, r Record, emit func(Record)) error {
 	e := env(&r)
 	out := r
 	if o.key != nil {
-		v, err := expr.Run(o.key, e)
+		v, err := o.key.run(e)
 		if err != nil {
 			return fmt.Errorf("map key: %w", err)
 		}
@@ -165,7 +164,7 @@ func (o *mapOp) Process(_ State, r Record, emit func(Record)) error {
 		}
 	}
 	if o.value != nil {
-		v, err := expr.Run(o.value, e)
+		v, err := o.value.run(e)
 		if err != nil {
 			return fmt.Errorf("map value: %w", err)
 		}
@@ -178,10 +177,10 @@ func (o *mapOp) Process(_ State, r Record, emit func(Record)) error {
 }
 
 // keyByOp sets the record's key, which groups it for an aggregate.
-type keyByOp struct{ prog *vm.Program }
+type keyByOp struct{ prog *program }
 
 func (o *keyByOp) Process(_ State, r Record, emit func(Record)) error {
-	v, err := expr.Run(o.prog, env(&r))
+	v, err := o.prog.run(env(&r))
 	if err != nil {
 		return fmt.Errorf("key_by: %w", err)
 	}
@@ -205,7 +204,7 @@ type aggState struct {
 // "min", "max", "avg").
 type aggregateOp struct {
 	op      string
-	of      *vm.Program
+	of      *program
 	changed map[string]int64 // key -> timestamp of its latest record
 }
 
@@ -215,7 +214,7 @@ func compileAggregate(a *AggregateSpec) (*aggregateOp, error) {
 	if !aggOps[a.Op] {
 		return nil, fmt.Errorf("op %q (want count, sum, min, max or avg)", a.Op)
 	}
-	var of *vm.Program
+	var of *program
 	switch {
 	case a.Op == "count" && a.Of != "":
 		return nil, errors.New("count takes no of:")
@@ -234,7 +233,7 @@ func compileAggregate(a *AggregateSpec) (*aggregateOp, error) {
 func (o *aggregateOp) add(s *aggState, r *Record) error {
 	x := 0.0
 	if o.of != nil {
-		v, err := expr.Run(o.of, env(r))
+		v, err := o.of.run(env(r))
 		if err != nil {
 			return fmt.Errorf("aggregate of: %w", err)
 		}

@@ -28,7 +28,7 @@ func (m memState) scan(prefix []byte, fn func(k, v []byte) bool) error {
 	return nil
 }
 
-func compileStages(t *testing.T, stages ...Stage) *pipeline {
+func compileStages(t testing.TB, stages ...Stage) *pipeline {
 	t.Helper()
 	s := &Spec{Name: "t", Inputs: []string{"in"}, Output: "out", Stages: stages}
 	p, err := compile(s)
@@ -40,6 +40,11 @@ func compileStages(t *testing.T, stages ...Stage) *pipeline {
 
 func rec(key, value string) Record {
 	return Record{Key: []byte(key), Value: []byte(value), Timestamp: 1000, Topic: "in", Partition: 2, Offset: 7}
+}
+
+func withHeader(r Record, k, v string) Record {
+	r.Headers = append(r.Headers, Header{Key: k, Value: []byte(v)})
+	return r
 }
 
 func TestStatelessStages(t *testing.T) {
@@ -58,6 +63,8 @@ func TestStatelessStages(t *testing.T) {
 		{"map value to json", Stage{Map: &MapSpec{Value: `{"eur": value.price * 0.9}`}}, rec("a", `{"price":10}`), []string{`a={"eur":9}`}, ""},
 		{"map key", Stage{Map: &MapSpec{Key: `upper(key)`}}, rec("a", "v"), []string{"A=v"}, ""},
 		{"key_by a field", Stage{KeyBy: `string(value.user)`}, rec("", `{"user":42}`), []string{`42={"user":42}`}, ""},
+		{"no headers", Stage{Filter: `headers["h"] == "" && len(headers) == 0`}, rec("a", "x"), []string{"a=x"}, ""},
+		{"a header", Stage{Filter: `headers["h"] == "v"`}, withHeader(rec("a", "x"), "h", "v"), []string{"a=x"}, ""},
 		{"map fails at run time", Stage{Map: &MapSpec{Value: `value.price * 2`}}, rec("a", `"text"`), nil, "map value"},
 	}
 	for _, c := range cases {

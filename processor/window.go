@@ -8,9 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/expr-lang/expr"
-	"github.com/expr-lang/expr/vm"
 )
 
 // Event-time windows. A window stage gives each record its event time (the
@@ -38,7 +35,7 @@ var errLate = errors.New("behind the watermark")
 type windowOp struct {
 	kind                   string
 	size, slide, gap, late int64 // ms
-	time                   *vm.Program
+	time                   *program
 	// idle: a partition whose greatest event time has not grown for this
 	// long (on the leader's clock) stops holding the watermark back.
 	idle int64
@@ -94,7 +91,7 @@ func (o *windowOp) eventTime(r *Record) (int64, error) {
 	if o.time == nil {
 		return r.Timestamp, nil
 	}
-	v, err := expr.Run(o.time, env(r))
+	v, err := o.time.run(env(r))
 	if err != nil {
 		return 0, fmt.Errorf("window time: %w", err)
 	}
