@@ -346,7 +346,11 @@ func (o *windowAggOp) Process(st State, r Record, _ func(Record)) error {
 	} else if cur, ok, err := loadWindow(st, windowKey(r.Key, start)); err != nil {
 		return err
 	} else if ok {
+		// The window exists, and so does its index entry.
 		mergeAgg(&add, &cur.Agg)
+		e := windowEntry{End: end, Agg: add}
+		st.Put(windowKey(r.Key, start), encodeWindow(&e))
+		return nil
 	}
 	putWindow(st, r.Key, start, windowEntry{End: end, Agg: add})
 	return nil
