@@ -25,6 +25,7 @@ func consume(ctx context.Context, seeds []string, topic string, want int64, o Op
 	defer cl.Close()
 
 	var got, bytes int64
+	cpu0, _ := serverCPU(ctx)
 	start := time.Now()
 	for got < want {
 		fs := cl.PollFetches(ctx)
@@ -42,8 +43,13 @@ func consume(ctx context.Context, seeds []string, topic string, want int64, o Op
 		})
 	}
 	elapsed := time.Since(start)
+	cpu1, cpuOK := serverCPU(ctx)
+	var used time.Duration
+	if cpuOK {
+		used = cpu1 - cpu0
+	}
 	if got != want {
 		return Phase{}, fmt.Errorf("read %d records, %d were produced", got, want)
 	}
-	return Phase{Records: got, Bytes: bytes, Elapsed: elapsed, Requests: hook.summary()}, nil
+	return Phase{Records: got, Bytes: bytes, Elapsed: elapsed, Requests: hook.summary(), ServerCPU: used}, nil
 }

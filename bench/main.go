@@ -32,6 +32,7 @@ type Options struct {
 	NoPeer      bool          `json:"no_peer,omitempty"`
 	Nexmark     string        `json:"-"`
 	StepRecords int           `json:"-"`
+	Serve       string        `json:"-"`
 }
 
 func parseFlags() Options {
@@ -57,6 +58,7 @@ func parseFlags() Options {
 	flag.BoolVar(&o.NoPeer, "no-peer", false, "skip the kfake peer (for runs that only load a broker, such as bench/restart-time.sh)")
 	flag.StringVar(&o.Nexmark, "nexmark", "", "run Nexmark-style processor queries instead (q1,q2,q5): -records events (default 1,000,000), -partitions")
 	flag.IntVar(&o.StepRecords, "step-records", 10000, "-nexmark: the processors' step.max_records")
+	flag.StringVar(&o.Serve, "serve", "", "internal: run this target (brokerd or kfake) for a parent bench process")
 	flag.Parse()
 	return o
 }
@@ -70,6 +72,9 @@ func main() {
 }
 
 func run(o Options) error {
+	if o.Serve != "" {
+		return serveChild(o)
+	}
 	if o.Nexmark != "" {
 		stop, err := startProfile(o.CPUProfile)
 		if err != nil {
@@ -88,7 +93,18 @@ func run(o Options) error {
 	if err != nil {
 		return err
 	}
-	targets := []Target{brokerdTarget{dir: o.DataDir, verbose: o.Verbose}, kfakeTarget{}}
+	profiled := 0
+	profile := func(name string) func() string {
+		return func() string {
+			if o.CPUProfile == "" {
+				return ""
+			}
+			profiled++
+			return fmt.Sprintf("%s.%s.%d", o.CPUProfile, name, profiled)
+		}
+	}
+	targets := []Target{processTarget{inner: "brokerd", o: o, profile: profile("brokerd")},
+		processTarget{inner: "kfake", o: o, profile: profile("kfake")}}
 	if o.Brokers != "" {
 		targets[0] = externalTarget{seeds: o.Brokers}
 	}

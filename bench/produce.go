@@ -101,6 +101,7 @@ func produce(ctx context.Context, seeds []string, topic string, valueSize int, o
 	}
 
 	hook.on.Store(true)
+	cpu0, _ := serverCPU(ctx)
 	start := time.Now()
 	deadline := start.Add(o.Duration)
 	var n int64
@@ -127,6 +128,7 @@ loop:
 		return fail("flush", err)
 	}
 	elapsed := time.Since(start)
+	cpu1, cpuOK := serverCPU(ctx)
 	reqs := hook.summary()
 	select {
 	case <-failed:
@@ -147,6 +149,12 @@ loop:
 		P99:      percentile(lat, 99),
 		Max:      percentile(lat, 100),
 		Requests: reqs,
+		ServerCPU: func() time.Duration {
+			if cpuOK {
+				return cpu1 - cpu0
+			}
+			return 0
+		}(),
 	}, n + warmup, nil
 }
 

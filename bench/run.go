@@ -55,25 +55,25 @@ func runOne(ctx context.Context, o Options, w Workload, t Target) (res Result, e
 	// Start every run from the same heap state: the previous run's broker
 	// and its records are garbage by now.
 	runtime.GC()
-	var addr string
-	var stop func()
+	var srv Server
 	pprof.Do(ctx, pprof.Labels("bench", t.Name()+"/server"), func(ctx context.Context) {
-		addr, stop, err = t.Start(ctx)
+		srv, err = t.Start(ctx)
 	})
 	if err != nil {
 		return res, err
 	}
 	defer func() {
 		done := make(chan struct{})
-		go func() { stop(); close(done) }()
+		go func() { srv.Stop(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(30 * time.Second):
 			fmt.Fprintf(os.Stderr, "bench: %s did not stop within 30s; continuing\n", t.Name())
 		}
 	}()
+	ctx = withServerCPU(ctx, srv.CPU)
 	pprof.Do(ctx, pprof.Labels("bench", t.Name()+"/client"), func(ctx context.Context) {
-		res, err = w.Run(ctx, addr)
+		res, err = w.Run(ctx, srv.Addr)
 	})
 	return res, err
 }

@@ -45,6 +45,10 @@ type Summary struct {
 	P99ms       float64 `json:"produce_p99_ms"`
 	ConsumeRecS float64 `json:"consume_records_per_s"`
 	ConsumeMiBS float64 `json:"consume_mib_per_s"`
+	// The server's CPU seconds per GiB produced and per GiB served (0 when
+	// the server is not a process of the bench's own).
+	ProduceCPUGiB float64 `json:"produce_server_cpu_s_per_gib,omitempty"`
+	ConsumeCPUGiB float64 `json:"consume_server_cpu_s_per_gib,omitempty"`
 	// Per request, from franz-go's BrokerE2E hook.
 	ProduceReqs  float64 `json:"produce_requests"`
 	ProduceReqKB float64 `json:"produce_request_kib"`
@@ -67,6 +71,9 @@ func summarize(r Run) Summary {
 		P99ms:       ms(r.Produce.P99),
 		ConsumeRecS: r.Consume.RecordsPerSec(),
 		ConsumeMiBS: r.Consume.MiBPerSec(),
+
+		ProduceCPUGiB: r.Produce.ServerCPUPerGiB(),
+		ConsumeCPUGiB: r.Consume.ServerCPUPerGiB(),
 
 		ProduceReqs:  float64(r.Produce.Requests.Count),
 		ProduceReqKB: perKiB(r.Produce.Requests.BytesOut, r.Produce.Requests.Count),
@@ -120,6 +127,9 @@ func medians(runs []Run) []Summary {
 			ConsumeRecS: col(func(s Summary) float64 { return s.ConsumeRecS }),
 			ConsumeMiBS: col(func(s Summary) float64 { return s.ConsumeMiBS }),
 
+			ProduceCPUGiB: col(func(s Summary) float64 { return s.ProduceCPUGiB }),
+			ConsumeCPUGiB: col(func(s Summary) float64 { return s.ConsumeCPUGiB }),
+
 			ProduceReqs:  col(func(s Summary) float64 { return s.ProduceReqs }),
 			ProduceReqKB: col(func(s Summary) float64 { return s.ProduceReqKB }),
 			ProduceReq50: col(func(s Summary) float64 { return s.ProduceReq50 }),
@@ -149,6 +159,9 @@ func ratio(a, b Summary) Summary {
 		P99ms:       div(a.P99ms, b.P99ms),
 		ConsumeRecS: div(a.ConsumeRecS, b.ConsumeRecS),
 		ConsumeMiBS: div(a.ConsumeMiBS, b.ConsumeMiBS),
+
+		ProduceCPUGiB: div(a.ProduceCPUGiB, b.ProduceCPUGiB),
+		ConsumeCPUGiB: div(a.ConsumeCPUGiB, b.ConsumeCPUGiB),
 	}
 }
 

@@ -30,18 +30,19 @@ func printHeader(w io.Writer, m Machine, o Options) {
 	if o.MaxProduceV >= 0 {
 		fmt.Fprintf(w, "         Produce capped at v%d\n", o.MaxProduceV)
 	}
-	fmt.Fprintln(w, "units:   MiB/s of record values; latency = Produce call to promise, per record")
+	fmt.Fprintln(w, "units:   MiB/s of record values; latency = Produce call to promise, per record;")
+	fmt.Fprintln(w, "         pCPU/cCPU s/G = the server process's CPU seconds per GiB produced / served")
 	fmt.Fprintln(w)
 }
 
 const (
-	rowHead = "%-14s %-16s %4s %11s %9s %8s %8s %11s %9s\n"
-	rowNums = "%-14s %-16s %4s %11.0f %9.1f %8.2f %8.2f %11.0f %9.1f\n"
-	rowRate = "%-14s %-16s %4s %11.2f %9.2f %8.2f %8.2f %11.2f %9.2f\n"
+	rowHead = "%-14s %-16s %4s %11s %9s %8s %8s %11s %9s %9s %9s\n"
+	rowNums = "%-14s %-16s %4s %11.0f %9.1f %8.2f %8.2f %11.0f %9.1f %9.2f %9.2f\n"
+	rowRate = "%-14s %-16s %4s %11.2f %9.2f %8.2f %8.2f %11.2f %9.2f %9.2f %9.2f\n"
 )
 
 func printColumns(w io.Writer) {
-	fmt.Fprintf(w, rowHead, "workload", "target", "run", "prod rec/s", "prod MiB/s", "p50 ms", "p99 ms", "cons rec/s", "cons MiB/s")
+	fmt.Fprintf(w, rowHead, "workload", "target", "run", "prod rec/s", "prod MiB/s", "p50 ms", "p99 ms", "cons rec/s", "cons MiB/s", "pCPU s/G", "cCPU s/G")
 }
 
 // printTables prints every run, then the medians with a ratio row of the
@@ -54,7 +55,7 @@ func printTables(w io.Writer, m Machine, runs []Run, meds []Summary, target stri
 	printColumns(w)
 	for _, r := range runs {
 		s := summarize(r)
-		fmt.Fprintf(w, rowNums, s.Workload, s.Target, fmt.Sprint(r.N), s.ProduceRecS, s.ProduceMiBS, s.P50ms, s.P99ms, s.ConsumeRecS, s.ConsumeMiBS)
+		fmt.Fprintf(w, rowNums, s.Workload, s.Target, fmt.Sprint(r.N), s.ProduceRecS, s.ProduceMiBS, s.P50ms, s.P99ms, s.ConsumeRecS, s.ConsumeMiBS, s.ProduceCPUGiB, s.ConsumeCPUGiB)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "medians:")
@@ -65,7 +66,7 @@ func printTables(w io.Writer, m Machine, runs []Run, meds []Summary, target stri
 		if r.Runs == 0 {
 			n, format = "", rowRate
 		}
-		fmt.Fprintf(w, format, r.Workload, r.Target, n, r.ProduceRecS, r.ProduceMiBS, r.P50ms, r.P99ms, r.ConsumeRecS, r.ConsumeMiBS)
+		fmt.Fprintf(w, format, r.Workload, r.Target, n, r.ProduceRecS, r.ProduceMiBS, r.P50ms, r.P99ms, r.ConsumeRecS, r.ConsumeMiBS, r.ProduceCPUGiB, r.ConsumeCPUGiB)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "requests (medians; franz-go BrokerE2E: start of write to end of response read):")

@@ -6,16 +6,25 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/brokerd/brokerd/internal/node"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 // A Target is a broker to measure. Start brings up a fresh one (or
-// returns the address of an external one) and a function that stops it.
+// returns the address of an external one).
 type Target interface {
 	Name() string
-	Start(ctx context.Context) (addr string, stop func(), err error)
+	Start(ctx context.Context) (Server, error)
+}
+
+// Server is a started target: its address(es), comma-separated, how to
+// stop it, and, when it runs in a process of its own, its CPU time so far.
+type Server struct {
+	Addr string
+	Stop func()
+	CPU  func() (time.Duration, bool)
 }
 
 // brokerdTarget starts a single-node brokerd in this process, in a fresh
@@ -27,10 +36,10 @@ type brokerdTarget struct {
 
 func (brokerdTarget) Name() string { return "brokerd" }
 
-func (t brokerdTarget) Start(ctx context.Context) (string, func(), error) {
+func (t brokerdTarget) Start(ctx context.Context) (Server, error) {
 	dir, err := os.MkdirTemp(t.dir, "brokerd-bench-*")
 	if err != nil {
-		return "", nil, fmt.Errorf("brokerd data dir: %w", err)
+		return Server{}, fmt.Errorf("brokerd data dir: %w", err)
 	}
 	cfg := node.DefaultConfig()
 	cfg.DataDir = dir
@@ -44,12 +53,12 @@ func (t brokerdTarget) Start(ctx context.Context) (string, func(), error) {
 	n, err := node.Start(ctx, cfg)
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("start brokerd: %w", err)
+		return Server{}, fmt.Errorf("start brokerd: %w", err)
 	}
-	return n.KafkaAddr(), func() {
+	return Server{Addr: n.KafkaAddr(), Stop: func() {
 		n.Close()
 		os.RemoveAll(dir)
-	}, nil
+	}}, nil
 }
 
 // kfakeTarget is franz-go's in-memory fake cluster with one broker: the
@@ -58,12 +67,12 @@ type kfakeTarget struct{}
 
 func (kfakeTarget) Name() string { return "kfake" }
 
-func (kfakeTarget) Start(context.Context) (string, func(), error) {
+func (kfakeTarget) Start(context.Context) (Server, error) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
-		return "", nil, fmt.Errorf("start kfake: %w", err)
+		return Server{}, fmt.Errorf("start kfake: %w", err)
 	}
-	return c.ListenAddrs()[0], c.Close, nil
+	return Server{Addr: c.ListenAddrs()[0], Stop: c.Close}, nil
 }
 
 // externalTarget is a broker someone else runs; seeds is a comma-separated
@@ -72,6 +81,6 @@ type externalTarget struct{ seeds string }
 
 func (externalTarget) Name() string { return "external" }
 
-func (t externalTarget) Start(context.Context) (string, func(), error) {
-	return t.seeds, func() {}, nil
+func (t externalTarget) Start(context.Context) (Server, error) {
+	return Server{Addr: t.seeds, Stop: func() {}}, nil
 }

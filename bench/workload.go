@@ -33,6 +33,18 @@ type Phase struct {
 	Max     time.Duration `json:"max_ns,omitempty"`
 	// Requests are the phase's produce or fetch requests.
 	Requests Requests `json:"requests"`
+	// ServerCPU is the server process's CPU time during the phase, when
+	// the server runs in a process of its own (0 otherwise).
+	ServerCPU time.Duration `json:"server_cpu_ns,omitempty"`
+}
+
+// ServerCPUPerGiB is the server's CPU seconds per GiB of record values
+// moved, or 0 when unknown.
+func (p Phase) ServerCPUPerGiB() float64 {
+	if p.ServerCPU <= 0 || p.Bytes <= 0 {
+		return 0
+	}
+	return p.ServerCPU.Seconds() / (float64(p.Bytes) / (1 << 30))
 }
 
 // RecordsPerSec is the phase's throughput in records.
