@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"net"
@@ -89,10 +90,10 @@ func (c *conn) awaitSlot(s *slot, w *responseWriter) bool {
 // are given, so a malformed response from a handler can panic: that closes
 // the connection, like a handler error.
 func (c *conn) encode(w *responseWriter, s *slot) (err error) {
-	start := len(w.buf)
+	start, refs, refBytes := len(w.buf), len(w.refs), w.refBytes
 	defer func() {
 		if r := recover(); r != nil {
-			w.buf = w.buf[:start]
+			w.buf, w.refs, w.refBytes = w.buf[:start], w.refs[:refs], refBytes
 			c.log.Error("wire: encoding a response panicked", append(requestAttrs(s.hdr), "panic", r, "stack", string(debug.Stack()))...)
 			err = fmt.Errorf("encoding response to api key %d: %v", s.hdr.APIKey, r)
 		}
@@ -118,26 +119,55 @@ func (c *conn) drainQueue() {
 	}
 }
 
-// responseWriter batches encoded responses into one buffer per write.
+// responseWriter batches encoded responses into one write. Fetch
+// responses leave their large record batches where the handler read them
+// (refs); a write sends the encoded bytes and those with writev.
 type responseWriter struct {
 	nc      net.Conn
 	timeout time.Duration
 	onWrite func()
 	buf     []byte
+	// refs are record bytes that go out, in order, at offsets of buf.
+	refs     []ref
+	refBytes int
+	vecs     net.Buffers
 }
 
-// append encodes one response and writes the buffer if it is full enough.
+// append encodes one response and writes what is buffered if it is full
+// enough.
 func (w *responseWriter) append(corrID int32, apiKey int16, resp kmsg.Response) error {
-	start := len(w.buf)
-	w.buf = AppendResponse(w.buf, corrID, apiKey, resp)
-	if n := len(w.buf) - start - 4; n > math.MaxInt32 {
+	start, refBytes := len(w.buf), w.refBytes
+	if f, ok := resp.(*kmsg.FetchResponse); ok && fetchEncodable(f) {
+		w.appendFetch(corrID, f)
+	} else {
+		w.buf = AppendResponse(w.buf, corrID, apiKey, resp)
+	}
+	if n := len(w.buf) - start - 4 + w.refBytes - refBytes; n > math.MaxInt32 {
 		w.buf = w.buf[:start]
+		for len(w.refs) > 0 && w.refs[len(w.refs)-1].at >= start {
+			w.refs = w.refs[:len(w.refs)-1]
+		}
+		w.refBytes = refBytes
 		return fmt.Errorf("response to api key %d is %d bytes, more than a frame can hold", apiKey, n)
 	}
-	if len(w.buf) >= flushThreshold {
+	if len(w.buf)+w.refBytes >= flushThreshold {
 		return w.flush()
 	}
 	return nil
+}
+
+// appendFetch appends a Fetch response frame, as AppendResponse would
+// write it, with its large record batches referenced.
+func (w *responseWriter) appendFetch(corrID int32, resp *kmsg.FetchResponse) {
+	start, refBytes := len(w.buf), w.refBytes
+	e := fetchEncoder{dst: append(w.buf, 0, 0, 0, 0), refs: w.refs}
+	e.dst = binary.BigEndian.AppendUint32(e.dst, uint32(corrID))
+	if resp.IsFlexible() {
+		e.dst = append(e.dst, 0)
+	}
+	e.encodeFetch(resp)
+	w.buf, w.refs, w.refBytes = e.dst, e.refs, refBytes+e.refBytes
+	binary.BigEndian.PutUint32(w.buf[start:], uint32(len(w.buf)-start-4+e.refBytes))
 }
 
 // flush writes what is buffered under the write timeout.
@@ -148,7 +178,29 @@ func (w *responseWriter) flush() error {
 	if err := w.nc.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil {
 		return fmt.Errorf("set write deadline: %w", err)
 	}
-	_, err := w.nc.Write(w.buf)
+	var err error
+	if len(w.refs) == 0 {
+		_, err = w.nc.Write(w.buf)
+	} else {
+		vecs := w.vecs[:0]
+		at := 0
+		for _, r := range w.refs {
+			if r.at > at {
+				vecs = append(vecs, w.buf[at:r.at])
+			}
+			vecs = append(vecs, r.data)
+			at = r.at
+		}
+		if at < len(w.buf) {
+			vecs = append(vecs, w.buf[at:])
+		}
+		keep := vecs
+		_, err = vecs.WriteTo(w.nc)
+		clear(keep) // drop the references to record bytes
+		w.vecs = keep[:0]
+		clear(w.refs)
+		w.refs, w.refBytes = w.refs[:0], 0
+	}
 	if cap(w.buf) > maxRetainedWriteBuf {
 		w.buf = nil
 	} else {
