@@ -141,7 +141,7 @@ func (b *Broker) dispatch(ctx context.Context, req *wire.Request) (kmsg.Response
 	case *kmsg.FetchRequest:
 		// A long poll must not hold up a later produce on the connection.
 		req.ReleaseOrder()
-		return b.fetch(ctx, r), nil
+		return b.fetch(ctx, req, r), nil
 	case *kmsg.ListOffsetsRequest:
 		return b.listOffsets(r), nil
 	case *kmsg.CreateTopicsRequest:

@@ -24,7 +24,7 @@ const maxFetchWait = 30 * time.Second
 // available it waits for the next applied raft batch (no sleeping), up to
 // MaxWaitMillis. Fetch sessions (KIP-227) decide which partitions are read
 // and which are answered (see package fetchsession).
-func (b *Broker) fetch(ctx context.Context, r *kmsg.FetchRequest) kmsg.Response {
+func (b *Broker) fetch(ctx context.Context, req *wire.Request, r *kmsg.FetchRequest) kmsg.Response {
 	fc := b.sessions.NewContext(sessionRequest(r), time.Now())
 	if code := fc.Err(); code != 0 {
 		resp := kmsg.NewPtrFetchResponse()
@@ -42,14 +42,30 @@ func (b *Broker) fetch(ctx context.Context, r *kmsg.FetchRequest) kmsg.Response 
 	if wait > maxFetchWait {
 		wait = maxFetchWait
 	}
+	// The reads go into pooled buffers, returned once the response that
+	// holds them is written; a read the long poll discards returns its
+	// buffers at once.
+	bufs := &fetchBufs{}
+	answer := func(read []kmsg.FetchResponseTopicPartition) kmsg.Response {
+		if req != nil {
+			req.AfterWrite(bufs.release)
+		}
+		return b.fetchResponse(r, fc, parts, read)
+	}
+	reread := func() []kmsg.FetchResponseTopicPartition {
+		bufs.release()
+		read, _, _ := b.fetchOnce(r, parts, names, bufs)
+		return read
+	}
 	var deadline <-chan time.Time
 	for {
 		// Subscribe before reading, so an append between the read and the
 		// wait still wakes us.
 		changed := b.store.Changed()
-		read, n, failed := b.fetchOnce(r, parts, names)
+		bufs.release()
+		read, n, failed := b.fetchOnce(r, parts, names, bufs)
 		if failed || n >= int(r.MinBytes) || wait <= 0 || r.MinBytes <= 0 && n > 0 {
-			return b.fetchResponse(r, fc, parts, read)
+			return answer(read)
 		}
 		if deadline == nil {
 			t := time.NewTimer(wait)
@@ -59,13 +75,12 @@ func (b *Broker) fetch(ctx context.Context, r *kmsg.FetchRequest) kmsg.Response 
 		select {
 		case <-changed:
 		case <-deadline:
-			read, _, _ = b.fetchOnce(r, parts, names)
-			return b.fetchResponse(r, fc, parts, read)
+			return answer(reread())
 		case <-ctx.Done():
-			return b.fetchResponse(r, fc, parts, read)
+			return answer(read)
 		case <-wire.Draining(ctx):
 			// Shutting down: answer now rather than hold shutdown up.
-			return b.fetchResponse(r, fc, parts, read)
+			return answer(read)
 		}
 	}
 }
@@ -145,7 +160,7 @@ func (b *Broker) fetchResponse(r *kmsg.FetchRequest, fc *fetchsession.Context, p
 // fetchOnce reads what is committed now for each partition, in order. It
 // reports how many record bytes it holds and whether any partition failed
 // (a failure is answered at once, as Kafka does).
-func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition, names map[[16]byte]string) ([]kmsg.FetchResponseTopicPartition, int, bool) {
+func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition, names map[[16]byte]string, bufs *fetchBufs) ([]kmsg.FetchResponseTopicPartition, int, bool) {
 	// The broker's fetch.max.bytes caps what a client may ask for: a read
 	// allocates what it returns.
 	maxBytes := min(int(r.MaxBytes), fetchMaxBytes)
@@ -187,7 +202,7 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition,
 		case preferred >= 0:
 			b.pointToReplica(sp, name, p, preferred, epoch)
 		default:
-			n := b.fetchPartition(sp, name, p, r.IsolationLevel == 1, limit, total, maxBytes, serve, epoch)
+			n := b.fetchPartition(sp, name, p, r.IsolationLevel == 1, limit, total, maxBytes, serve, epoch, bufs)
 			total += n
 		}
 		if sp.ErrorCode != 0 {
@@ -201,7 +216,7 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition,
 // it took. total is what earlier partitions took of maxBytes. serve says
 // whether this node may answer (the leader, or a member serving a
 // follower fetch).
-func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, name string, p fetchsession.Partition, readCommitted bool, limit, total, maxBytes int, serve bool, epoch int32) int {
+func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, name string, p fetchsession.Partition, readCommitted bool, limit, total, maxBytes int, serve bool, epoch int32, bufs *fetchBufs) int {
 	l, ok := b.store.Log(name, p.Partition)
 	if code := leaderCheck(ok, serve, p.CurrentLeaderEpoch, epoch); code != 0 {
 		sp.ErrorCode = code
@@ -225,7 +240,7 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, name strin
 	if limit <= 0 {
 		limit = 1
 	}
-	data, err := l.Read(p.FetchOffset, int32(limit))
+	data, err := l.ReadWith(p.FetchOffset, int32(limit), bufs.alloc)
 	if err != nil {
 		sp.ErrorCode = errorCode(err)
 		if !errors.Is(err, log.ErrOffsetOutOfRange) {

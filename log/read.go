@@ -12,6 +12,15 @@ import (
 // offset below StartOffset or above EndOffset returns ErrOffsetOutOfRange.
 // Read is safe to call from many goroutines, concurrently with the writer.
 func (l *Log) Read(offset int64, maxBytes int32) ([]byte, error) {
+	return l.ReadWith(offset, maxBytes, nil)
+}
+
+// ReadWith is Read with the caller's buffer: alloc(n) returns a buffer
+// with room for n bytes (its length does not matter), for example one
+// reused from an earlier read, so that the read neither allocates nor
+// zeroes it. A nil alloc, or one that returns too small a buffer, means a
+// fresh one. The returned bytes are a prefix of that buffer.
+func (l *Log) ReadWith(offset int64, maxBytes int32, alloc func(n int) []byte) ([]byte, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
@@ -42,7 +51,15 @@ func (l *Log) Read(offset int64, maxBytes int32) ([]byte, error) {
 		avail += s.size.Load()
 	}
 	n := max(min(int64(maxBytes), avail), firstSize)
-	buf := make([]byte, n)
+	var buf []byte
+	if alloc != nil {
+		if b := alloc(int(n)); int64(cap(b)) >= n {
+			buf = b[:n]
+		}
+	}
+	if buf == nil {
+		buf = make([]byte, n)
+	}
 	// The header walk's window often holds the data already (reads at the
 	// tail always do); take it from there and read only the rest.
 	filled := int64(hr.cached(buf, pos))

@@ -55,6 +55,8 @@ func (c *conn) writeLoop() {
 			if err = c.encode(&w, s); err != nil {
 				// The responses before it are whole: send them.
 				_ = w.flush()
+			} else if s.req != nil {
+				w.afterWrite(s.req.afterWrite)
 			}
 		}
 		s.unref()
@@ -131,6 +133,22 @@ type responseWriter struct {
 	refs     []ref
 	refBytes int
 	vecs     net.Buffers
+	// pending run after the next write: the bytes it sends are no longer
+	// needed then.
+	pending []func()
+}
+
+// afterWrite runs fns once what is buffered no longer references what the
+// responses held: at once when nothing is referenced, else after the next
+// write.
+func (w *responseWriter) afterWrite(fns []func()) {
+	if len(w.refs) == 0 {
+		for _, fn := range fns {
+			fn()
+		}
+		return
+	}
+	w.pending = append(w.pending, fns...)
 }
 
 // append encodes one response and writes what is buffered if it is full
@@ -200,6 +218,13 @@ func (w *responseWriter) flush() error {
 		w.vecs = keep[:0]
 		clear(w.refs)
 		w.refs, w.refBytes = w.refs[:0], 0
+		// Written, or failed and the connection closes: either way the
+		// referenced bytes are no longer needed.
+		for _, fn := range w.pending {
+			fn()
+		}
+		clear(w.pending)
+		w.pending = w.pending[:0]
 	}
 	if cap(w.buf) > maxRetainedWriteBuf {
 		w.buf = nil

@@ -20,7 +20,18 @@ type Request struct {
 	Size int
 
 	order *order // nil outside a connection
+	// afterWrite runs once the response is written (see AfterWrite).
+	afterWrite []func()
 }
+
+// AfterWrite asks for fn to run once the response to r has been handed to
+// the connection, that is when the bytes it references (record batches
+// left in place rather than copied) are no longer needed, so that their
+// buffer may be reused. It runs on the connection's writer. It does not
+// run when the response is never written (the connection closed first):
+// a buffer is then simply left to the garbage collector. A handler calls
+// it before it returns.
+func (r *Request) AfterWrite(fn func()) { r.afterWrite = append(r.afterWrite, fn) }
 
 // DecodeRequest decodes a whole frame (the bytes after the int32 size
 // prefix): the header, then the body at the header's version. Versions kmsg

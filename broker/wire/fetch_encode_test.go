@@ -142,3 +142,41 @@ func TestFetchRecordsReferenced(t *testing.T) {
 		t.Fatalf("after a 1 MiB fetch response: buffer cap %d, %d bytes written", cap(w.buf), c.out.Len())
 	}
 }
+
+// TestAfterWrite: what a response referenced is released only once it has
+// been written; a response copied whole is released at once.
+func TestAfterWrite(t *testing.T) {
+	resp := kmsg.NewPtrFetchResponse()
+	resp.Version = 11
+	tp := kmsg.NewFetchResponseTopic()
+	p := kmsg.NewFetchResponseTopicPartition()
+	p.RecordBatches = bytes.Repeat([]byte{7}, minRefBytes) // referenced, and under the flush threshold
+	tp.Partitions = append(tp.Partitions, p)
+	resp.Topics = append(resp.Topics, tp)
+
+	var c captureConn
+	w := responseWriter{nc: &c, timeout: time.Second, onWrite: func() {}}
+	released := 0
+	if err := w.append(1, int16(kmsg.Fetch), resp); err != nil {
+		t.Fatal(err)
+	}
+	w.afterWrite([]func(){func() { released++ }})
+	if released != 0 || c.out.Len() != 0 {
+		t.Fatalf("released %d times with %d bytes written, before the write", released, c.out.Len())
+	}
+	if err := w.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if released != 1 || !bytes.Equal(c.out.Bytes(), AppendResponse(nil, 1, int16(kmsg.Fetch), resp)) {
+		t.Fatalf("after the write: released %d times, %d bytes written", released, c.out.Len())
+	}
+	// Small record batches are copied: released at once.
+	resp.Topics[0].Partitions[0].RecordBatches = []byte{1, 2, 3}
+	if err := w.append(2, int16(kmsg.Fetch), resp); err != nil {
+		t.Fatal(err)
+	}
+	w.afterWrite([]func(){func() { released++ }})
+	if released != 2 {
+		t.Fatalf("a copied response was not released at once")
+	}
+}

@@ -1,0 +1,73 @@
+package broker
+
+import (
+	"math/bits"
+	"sync"
+)
+
+// Fetch reads go into buffers reused from earlier fetches: a fresh buffer
+// is zeroed before the read overwrites it, which costs as much CPU as the
+// read. A buffer returns to its pool once the response that referenced it
+// has been written (wire.Request.AfterWrite); one that never returns (the
+// connection closed first) is simply collected.
+
+// Size classes: powers of two from 64 KiB to 8 MiB. Larger reads get a
+// fresh buffer.
+const (
+	minReadBufShift = 16
+	maxReadBufShift = 23
+)
+
+var readBufPools [maxReadBufShift - minReadBufShift + 1]sync.Pool
+
+// readBufClass is the class of buffers that hold n bytes, or -1.
+func readBufClass(n int) int {
+	if n > 1<<maxReadBufShift {
+		return -1
+	}
+	shift := max(bits.Len(uint(n-1)), minReadBufShift)
+	return shift - minReadBufShift
+}
+
+// getReadBuf returns a buffer with room for n bytes, or nil for a read too
+// large to pool.
+func getReadBuf(n int) []byte {
+	c := readBufClass(n)
+	if c < 0 || n <= 0 {
+		return nil
+	}
+	if b, ok := readBufPools[c].Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, 1<<(c+minReadBufShift))
+}
+
+// putReadBuf returns b's buffer to its pool; b may be any prefix of a
+// buffer getReadBuf returned (others are ignored).
+func putReadBuf(b []byte) {
+	c := cap(b)
+	if c < 1<<minReadBufShift || c > 1<<maxReadBufShift || c&(c-1) != 0 {
+		return
+	}
+	b = b[:0]
+	readBufPools[bits.Len(uint(c))-1-minReadBufShift].Put(&b)
+}
+
+// fetchBufs are the pooled buffers one Fetch request read into.
+type fetchBufs struct{ bufs [][]byte }
+
+func (f *fetchBufs) alloc(n int) []byte {
+	b := getReadBuf(n)
+	if b != nil {
+		f.bufs = append(f.bufs, b)
+	}
+	return b
+}
+
+// release returns every buffer; nothing may reference them afterwards.
+func (f *fetchBufs) release() {
+	for _, b := range f.bufs {
+		putReadBuf(b)
+	}
+	f.bufs = nil
+}
