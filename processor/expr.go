@@ -31,6 +31,10 @@ type exprEnv struct {
 	Topic     string            `expr:"topic"`
 }
 
+// noHeaders is the headers of every record without any: one shared map,
+// which expressions only read.
+var noHeaders = map[string]string{}
+
 func env(r *Record) exprEnv {
 	var value any
 	if r.parsedFrom != nil && len(r.parsedFrom) == len(r.Value) && len(r.Value) > 0 && &r.parsedFrom[0] == &r.Value[0] {
@@ -44,7 +48,7 @@ func env(r *Record) exprEnv {
 			r.parsed, r.parsedFrom = value, r.Value
 		}
 	}
-	var headers map[string]string
+	headers := noHeaders
 	if len(r.Headers) > 0 {
 		headers = make(map[string]string, len(r.Headers))
 		for _, h := range r.Headers {

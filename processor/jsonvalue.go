@@ -240,7 +240,7 @@ func (p *jsonParser) str() (any, error) {
 // encoding/json does: a lone surrogate and invalid UTF-8 become U+FFFD.
 func (p *jsonParser) strSlow(start int) (any, error) {
 	b := p.b
-	out := make([]byte, 0, 2*(len(b)-start))
+	out := make([]byte, 0, 32) // grows with the string, not the input
 	for i := start; i < len(b); {
 		c := b[i]
 		switch {

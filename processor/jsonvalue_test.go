@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -54,4 +56,20 @@ func FuzzAppendJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseJSONLinear: many short strings with escapes or non-ASCII bytes
+// cost memory in proportion to the input, not its square.
+func TestParseJSONLinear(t *testing.T) {
+	in := []byte("[" + strings.TrimSuffix(strings.Repeat(`"\u00e9t\u00e9",`, 50000), ",") + "]")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	v, err := parseJSON(in)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(v.([]any)) != 50000 {
+		t.Fatalf("parse: %v", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 40*uint64(len(in)) {
+		t.Fatalf("parsing %d bytes allocated %d", len(in), alloc)
+	}
 }

@@ -228,22 +228,27 @@ func (r *runner) loop(ctx context.Context) {
 			continue
 		case err == nil:
 			r.setError(nil)
-			r.stepper.limit, r.stepper.oversize = 0, nil
+			r.stepper.applied(b)
 			backoff = 100 * time.Millisecond
 			continue
-		case errors.Is(err, raftstore.ErrStepTooLarge) && b.records+b.flushed > 1:
+		case errors.Is(err, raftstore.ErrStepTooLarge):
 			// Its outputs and state changes outgrew one raft entry: take
-			// fewer records, and close fewer windows.
-			r.stepper.limit = (b.records + b.flushed) / 2
-			continue
-		case errors.Is(err, raftstore.ErrStepTooLarge) && b.records == 1:
-			// One record alone is too much for a step: it goes to the
-			// dead-letter topic rather than stall the processor.
-			r.logger.Warn("a record's step exceeds the step limit; it goes to the dead-letter topic",
-				"topic", b.last.topic, "partition", b.last.partition, "offset", b.last.offset)
-			last := b.last
-			r.stepper.limit, r.stepper.oversize = 1, &last
-			continue
+			// fewer records, and close fewer windows. The next step reads
+			// the same partitions first.
+			if lim, ok := b.shrink(); ok {
+				r.stepper.limits = lim
+				continue
+			}
+			if b.records == 1 && (r.stepper.oversize == nil || *r.stepper.oversize != b.last) {
+				// One record alone is too much for a step: it goes to the
+				// dead-letter topic rather than stall the processor.
+				r.logger.Warn("a record's step exceeds the step limit; it goes to the dead-letter topic",
+					"topic", b.last.topic, "partition", b.last.partition, "offset", b.last.offset)
+				last := b.last
+				r.stepper.limits, r.stepper.oversize = stepLimits{on: true, records: 1}, &last
+				continue
+			}
+			// Nothing left to make smaller: an error, retried with backoff.
 		case errors.Is(err, raftstore.ErrProcessorFenced), errors.Is(err, raftstore.ErrUnknownOutcome):
 			// The committed offsets say what happened; start from them.
 			r.logger.Debug("step not applied; retrying from the committed offsets", "err", err)

@@ -281,3 +281,53 @@ func testLog() io.Writer {
 	}
 	return io.Discard
 }
+
+// TestAggregateStepHalves: a plain aggregate over many distinct long keys
+// makes a step too large; the runner takes smaller steps until it fits.
+func TestAggregateStepHalves(t *testing.T) {
+	s := openStore(t)
+	m := runManager(t, s)
+	createTopic(t, s, "in", 1, nil)
+	deploy(t, s, `{"name":"c","inputs":["in"],"output":"out","stages":[{"key_by":"key"},{"aggregate":{"op":"count"}}]}`)
+	var recs []log.Record
+	for i := 0; i < 6000; i++ {
+		recs = append(recs, log.Record{Key: []byte(fmt.Sprintf("%01000d", i)), Value: []byte("{}")})
+	}
+	produceRecords(t, s, "in", 0, recs)
+	p := waitIn(t, s, m, "c", 6000)
+	if p.Stats.RecordsOut != 6000 || p.Stats.Steps < 2 {
+		t.Fatalf("stats %+v", p.Stats)
+	}
+}
+
+// TestOversizeWhileOtherPartitionBusy: a record too large for any step
+// reaches the dead-letter topic even while another partition always has
+// input (the retry reads the same partition first).
+func TestOversizeWhileOtherPartitionBusy(t *testing.T) {
+	s := openStore(t)
+	m := runManager(t, s)
+	createTopic(t, s, "in", 2, map[string]string{"max.message.bytes": "20000000"})
+	deploy(t, s, `{"name":"big","inputs":["in"],"output":"out","step":{"max_records":2},"stages":[{"map":{"value":"value + value"}}]}`)
+	produceRecords(t, s, "in", 0, []log.Record{{Key: []byte("h"), Value: bytes.Repeat([]byte("x"), 5<<20)}, {Value: []byte("b")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			_, _ = s.Produce(ctx, time.Now().UnixMilli(), []raftstore.ProduceBatch{{Topic: "in", Partition: 1, Data: log.EncodeBatch([]log.Record{{Value: []byte("s")}})}})
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		p, _ := s.Processor("big")
+		if p.Offsets["in/0"] == 2 && p.Stats.DLQ == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("partition 0 stuck behind its oversize record: offsets %v, stats %+v, status %+v", p.Offsets, p.Stats, m.Status("big"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

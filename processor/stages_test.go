@@ -64,6 +64,7 @@ func TestStatelessStages(t *testing.T) {
 		{"map key", Stage{Map: &MapSpec{Key: `upper(key)`}}, rec("a", "v"), []string{"A=v"}, ""},
 		{"key_by a field", Stage{KeyBy: `string(value.user)`}, rec("", `{"user":42}`), []string{`42={"user":42}`}, ""},
 		{"no headers", Stage{Filter: `headers["h"] == "" && len(headers) == 0`}, rec("a", "x"), []string{"a=x"}, ""},
+		{"headers as a value", Stage{Map: &MapSpec{Value: `headers`}}, rec("a", "x"), []string{"a={}"}, ""},
 		{"a header", Stage{Filter: `headers["h"] == "v"`}, withHeader(rec("a", "x"), "h", "v"), []string{"a=x"}, ""},
 		{"map fails at run time", Stage{Map: &MapSpec{Value: `value.price * 2`}}, rec("a", `"text"`), nil, "map value"},
 	}

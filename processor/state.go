@@ -29,6 +29,10 @@ type stepState struct {
 	// recErr is set when the current record wrote a state entry the
 	// store would refuse: the record goes to the dead-letter topic.
 	recErr error
+	// bytes estimates what the changes take in the step's raft entry
+	// (keys and values are base64 there); it counts every change made,
+	// dropped or overwritten ones too.
+	bytes int
 }
 
 func newStepState(get func([]byte) ([]byte, bool, error), scan func([]byte, func(k, v []byte) bool) error) *stepState {
@@ -128,9 +132,14 @@ func (st stageState) Put(key, value []byte) {
 		return
 	}
 	st.s.record[k] = value
+	st.s.bytes += (len(k)+len(value))*4/3 + 16
 }
 
-func (st stageState) Delete(key []byte) { st.s.record[st.prefix+string(key)] = nil }
+func (st stageState) Delete(key []byte) {
+	k := st.prefix + string(key)
+	st.s.record[k] = nil
+	st.s.bytes += len(k)*4/3 + 8
+}
 
 func (st stageState) Scan(prefix []byte, fn func(key, value []byte) bool) error {
 	return st.s.scanAll(st.prefix+string(prefix), func(k, v []byte) bool { return fn(k[len(st.prefix):], v) })

@@ -25,15 +25,34 @@ type stepper struct {
 	pipe  *pipeline
 	next  int      // input partition to read first in the next step
 	last  position // the last input record the step under way took
-	// limit, when set, caps a step's records (and the windows it
-	// flushes) below the spec's: a step that came out over
-	// raftstore.MaxStepBytes is taken again smaller.
-	limit int
+	// oversizeTaken: the step under way dead-lettered oversize.
+	oversizeTaken bool
+	// limits, when on, cap a step's records and the windows it closes
+	// below the spec's: a step that came out over raftstore.MaxStepBytes
+	// is taken again smaller.
+	limits stepLimits
 	// oversize, when set, is the one input record whose step alone came
 	// out over raftstore.MaxStepBytes: it goes to the dead-letter topic
 	// without its value (which stays in the input, at the offset the
 	// dead letter names) instead of stalling the processor.
 	oversize *position
+}
+
+// stepLimits caps a step taken again after one too large to commit.
+type stepLimits struct {
+	on      bool
+	records int // at least 1
+	windows int // may be 0
+}
+
+// shrink returns the limits for the step after b, which was too large, and
+// whether they make it smaller. Records halve; so do the windows a window
+// stage closes. What other flushing stages emit follows from the records.
+func (b built) shrink() (stepLimits, bool) {
+	if b.records <= 1 && b.capped == 0 {
+		return stepLimits{}, false
+	}
+	return stepLimits{on: true, records: max(1, b.records/2), windows: b.capped / 2}, true
 }
 
 // position is an input record's place.
@@ -52,10 +71,26 @@ const maxFlushPerStep = 1 << 16
 type built struct {
 	step    *raftstore.ProcStep
 	records int
-	// flushed counts what flushing stages emitted; last is the last input
-	// record taken.
-	flushed int
-	last    position
+	// capped counts the windows window stages closed (the flush a limit
+	// caps); last is the last input record taken, and oversize tells
+	// whether the step sent stepper.oversize to the dead-letter topic.
+	capped   int
+	last     position
+	oversize bool
+}
+
+// applied is told that b was committed: the next step starts reading at
+// the next partition, and limits taken for a step too large are dropped.
+func (s *stepper) applied(b built) {
+	s.next++
+	s.limits = stepLimits{}
+	if b.oversize {
+		s.oversize = nil
+	}
+	if s.oversize != nil {
+		// Not reached yet: keep taking one record at a time.
+		s.limits = stepLimits{on: true, records: 1}
+	}
 }
 
 type outKey struct {
@@ -114,11 +149,11 @@ func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, er
 		return nil
 	}
 	budget := s.spec.stepRecords()
-	if s.limit > 0 {
-		budget = min(budget, s.limit)
+	if s.limits.on {
+		budget = min(budget, s.limits.records)
 	}
 	records := 0
-	s.last = position{}
+	s.last, s.oversizeTaken = position{}, false
 	for n := 0; n < len(parts) && budget > 0 && outBytes < stepOutputBytes; n++ {
 		p := parts[(s.next+n)%len(parts)]
 		key := p.topic + "/" + strconv.Itoa(int(p.idx))
@@ -133,7 +168,6 @@ func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, er
 		budget -= used
 		records += used
 	}
-	s.next++
 	if len(step.End) == 0 && !s.pipe.flushesAlone() {
 		return built{}, nil
 	}
@@ -142,21 +176,24 @@ func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, er
 	// may close windows with no new input (an idle partition stops holding
 	// the watermark), so it flushes even in a step that read nothing.
 	flushCap := maxFlushPerStep
-	if s.limit > 0 {
-		flushCap = min(flushCap, s.limit-records) // the limit counts records and windows
+	if s.limits.on {
+		flushCap = min(flushCap, s.limits.windows)
 	}
-	flushed := 0
+	capped := 0
 	for i, op := range s.pipe.ops {
 		f, ok := op.(Flusher)
 		if !ok {
 			continue
 		}
 		var ferr error
+		_, bounded := op.(boundedFlusher)
 		emit := func(r Record) {
 			if ferr != nil {
 				return
 			}
-			flushed++
+			if bounded {
+				capped++
+			}
 			// The flushing stage's own changes stay whatever the
 			// stages after it make of r.
 			state.commitRecord()
@@ -164,8 +201,11 @@ func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, er
 		}
 		var err error
 		if bf, ok := op.(boundedFlusher); ok {
-			err = bf.flushSome(stageState{state, stagePrefix(i)}, emit, flushCap-flushed,
-				func() bool { return outBytes >= stepOutputBytes })
+			// The flush has a budget of its own, whatever the input took:
+			// what it emits and the state it changes (deletes, mostly).
+			out0, st0 := outBytes, state.bytes
+			err = bf.flushSome(stageState{state, stagePrefix(i)}, emit, flushCap-capped,
+				func() bool { return outBytes-out0+state.bytes-st0 >= stepOutputBytes })
 		} else {
 			err = f.Flush(stageState{state, stagePrefix(i)}, emit)
 		}
@@ -175,9 +215,9 @@ func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, er
 		state.commitRecord()
 	}
 	if len(step.End) == 0 {
-		// A flush alone: commit it only when it closed something, with
+		// A flush alone: commit it only when it changed something, with
 		// one input partition held where it is (the FSM fences on it).
-		if len(outs) == 0 {
+		if len(outs) == 0 && len(state.step) == 0 {
 			return built{}, nil
 		}
 		key := parts[0].topic + "/" + strconv.Itoa(int(parts[0].idx))
@@ -193,7 +233,7 @@ func (s *stepper) build(info *raftstore.ProcessorInfo, now time.Time) (built, er
 	for k, recs := range outs {
 		step.Outputs = append(step.Outputs, raftstore.ProduceBatch{Topic: k.topic, Partition: k.partition, Data: log.EncodeBatch(recs)})
 	}
-	return built{step: step, records: records, flushed: flushed, last: s.last}, nil
+	return built{step: step, records: records, capped: capped, last: s.last, oversize: s.oversizeTaken}, nil
 }
 
 // readPartition runs the records of one input partition from offset from
@@ -273,6 +313,7 @@ func (s *stepper) process(state *stepState, in Record, emitOut func(string, Reco
 		if len(in.Key) <= raftstore.MaxStateKeyBytes {
 			dead.Key = in.Key
 		}
+		s.oversizeTaken = true
 		return s.deadLetter(in, dead, fmt.Errorf("its outputs and state changes alone exceed a step's %d bytes; its value is left out here and stays in the input", raftstore.MaxStepBytes), emitOut, step)
 	}
 	return s.settle(state, in, 0, emitOut, step)

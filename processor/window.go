@@ -147,11 +147,13 @@ func (o *windowOp) watermarkOf(times map[string]partTime, now int64, unread map[
 	}
 	var wm, greatest int64
 	seen, any := false, false
-	for _, pt := range times {
+	for k, pt := range times {
 		if !any || pt.event > greatest {
 			greatest, any = pt.event, true
 		}
-		if o.idle > 0 && now-pt.wall > o.idle {
+		// A partition with input waiting is not idle, however long ago
+		// its last record was read (a paused or lagging processor).
+		if o.idle > 0 && now-pt.wall > o.idle && !unread[strings.TrimPrefix(k, wmPrefix)] {
 			continue
 		}
 		if !seen || pt.event < wm {
@@ -159,8 +161,8 @@ func (o *windowOp) watermarkOf(times map[string]partTime, now int64, unread map[
 		}
 	}
 	if !seen && any {
-		// Every partition is idle: none holds the watermark back, and
-		// nothing newer is coming, so it reaches the greatest event time.
+		// Every partition is idle, none with input waiting: none holds
+		// the watermark back, so it reaches the greatest event time.
 		wm, seen = greatest, true
 	}
 	switch {
@@ -425,6 +427,7 @@ func (o *windowAggOp) flushSome(st State, emit func(Record), max int, full func(
 		start, end int64
 	}
 	var dues []due
+	keyBytes := 0
 	err = st.Scan([]byte("e/"), func(k, _ []byte) bool {
 		end := fromOrdered(k[2:10])
 		if end > wm {
@@ -437,7 +440,8 @@ func (o *windowAggOp) flushSome(st State, emit func(Record), max int, full func(
 			return true
 		}
 		dues = append(dues, due{append([]byte(nil), rest[w:w+int(n)]...), fromOrdered(rest[w+int(n):]), end})
-		return len(dues) < max
+		keyBytes += int(n)
+		return len(dues) < max && keyBytes < stepOutputBytes
 	})
 	if err != nil {
 		return err

@@ -248,3 +248,29 @@ func TestWatermarkOf(t *testing.T) {
 		}
 	}
 }
+
+// TestBacklogIsNotIdle: a partition whose records wait unread is not
+// idle, however long ago it was last read (a paused or lagging processor),
+// so its waiting records are not late.
+func TestBacklogIsNotIdle(t *testing.T) {
+	h := newHarness(t, windowStages(WindowSpec{Type: "tumbling", Size: Duration(10 * time.Second), Idle: Duration(30 * time.Second)})...)
+	h.now = 1_000_000
+	h.step(in{"a", 1000, 0}, in{"b", 25000, 1})
+	h.now += 60_000 // both partitions unread for a minute
+	h.unread = map[string]bool{"in/0": true}
+	out, late := h.step(in{"a", 2000, 0}, in{"a", 3000, 0})
+	if len(late) != 0 || len(out) != 0 {
+		t.Fatalf("partition 0's waiting records: out %v, late %v", out, late)
+	}
+	// Partition 0, just read, holds the watermark at 3 s; once it too has
+	// been idle for 30 s, the watermark reaches the greatest time, 25 s.
+	h.unread = nil
+	if out, _ = h.step(); len(out) != 0 {
+		t.Fatalf("partition 0 idle too early: %v", out)
+	}
+	h.now += 31_000
+	out, _ = h.step()
+	if want := []string{win("a", 0, 10000, 3)}; strings.Join(out, "|") != strings.Join(want, "|") {
+		t.Fatalf("after the backlog: %v, want %v", out, want)
+	}
+}
