@@ -33,6 +33,8 @@ type Options struct {
 	Nexmark     string        `json:"-"`
 	StepRecords int           `json:"-"`
 	Serve       string        `json:"-"`
+	Rate        int           `json:"rate,omitempty"`
+	ValueSize   int           `json:"value_size,omitempty"`
 }
 
 func parseFlags() Options {
@@ -58,6 +60,8 @@ func parseFlags() Options {
 	flag.BoolVar(&o.NoPeer, "no-peer", false, "skip the kfake peer (for runs that only load a broker, such as bench/restart-time.sh)")
 	flag.StringVar(&o.Nexmark, "nexmark", "", "run Nexmark-style processor queries instead (q1,q2,q5): -records events (default 1,000,000), -partitions")
 	flag.IntVar(&o.StepRecords, "step-records", 10000, "-nexmark: the processors' step.max_records")
+	flag.IntVar(&o.Rate, "rate", 0, "open loop: send this many records per second whatever the acks, for -duration (or -records), and print the latency from each record's scheduled send to its ack and to its consumption (p50/p99/p999)")
+	flag.IntVar(&o.ValueSize, "value-size", 1024, "-rate: the record value size in bytes")
 	flag.StringVar(&o.Serve, "serve", "", "internal: run this target (brokerd or kfake) for a parent bench process")
 	flag.Parse()
 	return o

@@ -35,7 +35,11 @@ func runAll(ctx context.Context, o Options, ws []Workload, ts []Target) ([]Run, 
 					}
 					return runs, fmt.Errorf("run %d of %s on %s: %w", i, w.Name(), t.Name(), err)
 				}
-				if !o.JSON {
+				switch {
+				case o.JSON:
+				case res.OpenLoop != nil:
+					fmt.Fprintf(os.Stderr, " ack p99 %s, end-to-end p99 %s\n", res.OpenLoop.Ack.P99, res.OpenLoop.E2E.P99)
+				default:
 					fmt.Fprintf(os.Stderr, " %.0f records/s produce, %.0f records/s consume\n",
 						res.Produce.RecordsPerSec(), res.Consume.RecordsPerSec())
 				}

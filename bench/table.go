@@ -52,6 +52,10 @@ func printTables(w io.Writer, m Machine, runs []Run, meds []Summary, target stri
 		return
 	}
 	defer fmt.Fprintf(w, "\nloadavg at end: %s\n", m.LoadAvgEnd)
+	if runs[0].OpenLoop != nil {
+		printOpenLoop(w, runs)
+		return
+	}
 	printColumns(w)
 	for _, r := range runs {
 		s := summarize(r)

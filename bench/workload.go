@@ -20,6 +20,8 @@ type Workload interface {
 type Result struct {
 	Produce Phase `json:"produce"`
 	Consume Phase `json:"consume"`
+	// OpenLoop is set by the open-loop workload (-rate) instead.
+	OpenLoop *OpenLoop `json:"open_loop,omitempty"`
 }
 
 // Phase is one timed phase: how many records and value bytes moved, in how
@@ -82,6 +84,9 @@ func workloadNames() []string {
 // selectWorkloads returns the workloads named by -workloads, in registry
 // order, or all of them.
 func selectWorkloads(o Options) ([]Workload, error) {
+	if o.Rate > 0 {
+		return []Workload{&openLoop{valueSize: o.ValueSize, opts: o}}, nil
+	}
 	all := registry(o)
 	if strings.TrimSpace(o.Workloads) == "" {
 		return all, nil
