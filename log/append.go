@@ -49,6 +49,10 @@ func (l *Log) Append(batch []byte, now int64) (baseOffset int64, err error) {
 		seg.created = now
 	}
 	seg.dirty = true
+	if end := pos + int64(len(batch)); earlyWriteback && end-seg.writtenBack >= writebackBytes {
+		startWriteback(seg.log, seg.writtenBack, end-seg.writtenBack)
+		seg.writtenBack = end
+	}
 	seg.size.Store(pos + int64(len(batch)))
 	seg.next.Store(next)
 	l.end.Store(next)

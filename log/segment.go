@@ -39,8 +39,17 @@ type segment struct {
 	created         int64  // caller's now at the first append; -1 if unknown
 	offOfMaxTs      uint32 // relative base offset of the batch that set maxTs
 	bytesSinceIndex int64
-	dirty           bool // written since the last sync
+	dirty           bool  // written since the last sync
+	writtenBack     int64 // bytes whose writeback was started (startWriteback)
 }
+
+// Early writeback: every writebackBytes appended to a segment, the kernel
+// is asked to start writing them to disk, so that a checkpoint's fsync
+// does not find a whole checkpoint interval of dirty pages to write while
+// the FSM waits for it. earlyWriteback is a variable for benchmarks.
+const writebackBytes = 1 << 20
+
+var earlyWriteback = true
 
 // openSegment opens (creating if asked) a segment's three files. It does
 // not read the log; the caller restores size, next and maxTs. indexesOK is
