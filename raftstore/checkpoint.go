@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -41,6 +42,7 @@ func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 // index with the state it covers. A crash before the commit leaves the old
 // checkpoint, and raft replays the entries after it.
 func (f *fsm) checkpoint() error {
+	defer func(start time.Time) { f.ckptTimer.observe(time.Since(start)) }(time.Now())
 	for _, p := range f.dirty.parts {
 		if err := p.log.Flush(); err != nil {
 			return fmt.Errorf("flush %s: %w", p.key(), err)

@@ -67,6 +67,8 @@ type fsm struct {
 	// appliedBytes counts record bytes applied since start; the store's
 	// background loop reads it to decide when to take a raft snapshot.
 	appliedBytes atomic.Int64
+	// ckptTimer times checkpoints (Store.CheckpointStats).
+	ckptTimer checkpointTimer
 	// installs counts snapshots installed from a leader.
 	installs      atomic.Int64
 	checkpointDue atomic.Bool

@@ -3,6 +3,8 @@ package metrics
 import (
 	"strconv"
 
+	"github.com/brokerd/brokerd/raftstore"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -13,6 +15,7 @@ type raftCollector struct {
 	s                                      Store
 	state, term, commit, applied, lastLog  *prometheus.Desc
 	fsmApplied, lag, snapshot, peers, lead *prometheus.Desc
+	checkpoint                             *prometheus.Desc
 }
 
 func newRaftCollector(s Store) *raftCollector {
@@ -31,12 +34,14 @@ func newRaftCollector(s Store) *raftCollector {
 		snapshot:   d("last_snapshot_index", "Raft log index of the latest snapshot."),
 		peers:      d("peers", "Other voters in the raft configuration."),
 		lead:       d("leader_id", "Node id of the raft leader, -1 when none is known."),
+		checkpoint: prometheus.NewDesc(prometheus.BuildFQName(namespace, "fsm", "checkpoint_seconds"),
+			"How long the FSM's checkpoints took (segment fsyncs and the metadata commit); applying entries waits meanwhile.", nil, nil),
 	}
 }
 
 func (c *raftCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.state, c.term, c.commit, c.applied, c.lastLog,
-		c.fsmApplied, c.lag, c.snapshot, c.peers, c.lead} {
+		c.fsmApplied, c.lag, c.snapshot, c.peers, c.lead, c.checkpoint} {
 		ch <- d
 	}
 }
@@ -76,4 +81,10 @@ func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
 		leader = float64(id)
 	}
 	g(c.lead, leader)
+	cs := c.s.CheckpointStats()
+	buckets := make(map[float64]uint64, len(raftstore.CheckpointBuckets))
+	for i, b := range raftstore.CheckpointBuckets {
+		buckets[b] = cs.Buckets[i]
+	}
+	ch <- prometheus.MustNewConstHistogram(c.checkpoint, cs.Count, cs.Sum.Seconds(), buckets)
 }

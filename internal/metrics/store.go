@@ -16,6 +16,7 @@ type Store interface {
 	Log(name string, partition int32) (*log.Log, bool)
 	OffsetGroups() []string
 	GroupOffsets(group string) []raftstore.OffsetCommit
+	CheckpointStats() raftstore.CheckpointStats
 }
 
 // RegisterStore adds the collectors that read s: raft state and indexes,

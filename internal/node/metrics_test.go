@@ -217,6 +217,10 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("raft indexes: commit %v", commit)
 	}
 	must(t, fams, "brokerd_raft_apply_lag", nil)
+	if f := fams["brokerd_fsm_checkpoint_seconds"]; f == nil || f.GetType() != dto.MetricType_HISTOGRAM || len(f.GetMetric()) != 1 ||
+		len(f.GetMetric()[0].GetHistogram().GetBucket()) < len(raftstore.CheckpointBuckets) {
+		t.Errorf("checkpoint histogram: %v", f)
+	}
 	if v := must(t, fams, "brokerd_raft_leader_id", nil); v != 1 {
 		t.Errorf("leader id %v", v)
 	}
