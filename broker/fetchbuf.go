@@ -32,8 +32,14 @@ func readBufClass(n int) int {
 // getReadBuf returns a buffer with room for n bytes, or nil for a read too
 // large to pool.
 func getReadBuf(n int) []byte {
+	// A read under the smallest class gets a buffer of its own size: a
+	// pooled one would hold up to 64 KiB for a few bytes, for as long as
+	// a long poll waits. Larger reads hold at most twice what they read.
+	if n < 1<<minReadBufShift {
+		return nil
+	}
 	c := readBufClass(n)
-	if c < 0 || n <= 0 {
+	if c < 0 {
 		return nil
 	}
 	if b, ok := readBufPools[c].Get().(*[]byte); ok {

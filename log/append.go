@@ -49,7 +49,9 @@ func (l *Log) Append(batch []byte, now int64) (baseOffset int64, err error) {
 		seg.created = now
 	}
 	seg.dirty = true
-	if end := pos + int64(len(batch)); earlyWriteback && end-seg.writtenBack >= writebackBytes {
+	// Whole pages only: the page the next append continues is left to
+	// the checkpoint, so no append rewrites a page under writeback.
+	if end := (pos + int64(len(batch))) &^ (4096 - 1); earlyWriteback && end-seg.writtenBack >= writebackBytes {
 		startWriteback(seg.log, seg.writtenBack, end-seg.writtenBack)
 		seg.writtenBack = end
 	}

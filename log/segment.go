@@ -184,6 +184,7 @@ func (s *segment) truncateAt(pos, next int64) error {
 		return err
 	}
 	s.size.Store(pos)
+	s.writtenBack = min(s.writtenBack, pos)
 	s.next.Store(next)
 	s.dirty = true
 	return nil

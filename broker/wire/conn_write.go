@@ -95,7 +95,9 @@ func (c *conn) encode(w *responseWriter, s *slot) (err error) {
 	start, refs, refBytes := len(w.buf), len(w.refs), w.refBytes
 	defer func() {
 		if r := recover(); r != nil {
-			w.buf, w.refs, w.refBytes = w.buf[:start], w.refs[:refs], refBytes
+			// A panic in the flush append calls finds the buffer written
+			// and emptied already.
+			w.buf, w.refs, w.refBytes = w.buf[:min(start, len(w.buf))], w.refs[:min(refs, len(w.refs))], min(refBytes, w.refBytes)
 			c.log.Error("wire: encoding a response panicked", append(requestAttrs(s.hdr), "panic", r, "stack", string(debug.Stack()))...)
 			err = fmt.Errorf("encoding response to api key %d: %v", s.hdr.APIKey, r)
 		}
@@ -154,18 +156,15 @@ func (w *responseWriter) afterWrite(fns []func()) {
 // append encodes one response and writes what is buffered if it is full
 // enough.
 func (w *responseWriter) append(corrID int32, apiKey int16, resp kmsg.Response) error {
-	start, refBytes := len(w.buf), w.refBytes
+	start, refs, refBytes := len(w.buf), len(w.refs), w.refBytes
 	if f, ok := resp.(*kmsg.FetchResponse); ok && fetchEncodable(f) {
 		w.appendFetch(corrID, f)
 	} else {
 		w.buf = AppendResponse(w.buf, corrID, apiKey, resp)
 	}
 	if n := len(w.buf) - start - 4 + w.refBytes - refBytes; n > math.MaxInt32 {
-		w.buf = w.buf[:start]
-		for len(w.refs) > 0 && w.refs[len(w.refs)-1].at >= start {
-			w.refs = w.refs[:len(w.refs)-1]
-		}
-		w.refBytes = refBytes
+		clear(w.refs[refs:])
+		w.buf, w.refs, w.refBytes = w.buf[:start], w.refs[:refs], refBytes
 		return fmt.Errorf("response to api key %d is %d bytes, more than a frame can hold", apiKey, n)
 	}
 	if len(w.buf)+w.refBytes >= flushThreshold {

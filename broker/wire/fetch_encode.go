@@ -34,7 +34,8 @@ type ref struct {
 // fetchEncodable reports whether encodeFetch writes resp exactly as
 // kmsg would: it writes every field a broker sets, not unknown tags.
 func fetchEncodable(resp *kmsg.FetchResponse) bool {
-	if resp.UnknownTags.Len() > 0 {
+	// Versions past 16 may add fields this encoder does not know.
+	if resp.Version > 16 || resp.UnknownTags.Len() > 0 {
 		return false
 	}
 	for i := range resp.Topics {

@@ -180,3 +180,42 @@ func TestAfterWrite(t *testing.T) {
 		t.Fatalf("a copied response was not released at once")
 	}
 }
+
+func fetchWith(v int16, parts ...[]byte) *kmsg.FetchResponse {
+	resp := kmsg.NewPtrFetchResponse()
+	resp.Version = v
+	tp := kmsg.NewFetchResponseTopic()
+	tp.Topic = "t"
+	for i, b := range parts {
+		p := kmsg.NewFetchResponseTopicPartition()
+		p.Partition = int32(i)
+		p.RecordBatches = b
+		tp.Partitions = append(tp.Partitions, p)
+	}
+	resp.Topics = append(resp.Topics, tp)
+	return resp
+}
+
+// TestFrameTooLargeKeepsPrevious: a response over what a frame holds is
+// dropped whole, and the response before it (whose last records sit where
+// the dropped frame began) still goes out whole.
+func TestFrameTooLargeKeepsPrevious(t *testing.T) {
+	var c captureConn
+	w := responseWriter{nc: &c, timeout: time.Second, onWrite: func() {}}
+	a := fetchWith(11, bytes.Repeat([]byte{7}, minRefBytes)) // ends with its records
+	if err := w.append(1, int16(kmsg.Fetch), a); err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 64<<20)
+	var parts [][]byte
+	for range 33 { // over 2 GiB, referenced, not copied
+		parts = append(parts, big)
+	}
+	if err := w.append(2, int16(kmsg.Fetch), fetchWith(11, parts...)); err == nil {
+		t.Fatal("want a frame-size error")
+	}
+	_ = w.flush()
+	if want := AppendResponse(nil, 1, int16(kmsg.Fetch), a); !bytes.Equal(c.out.Bytes(), want) {
+		t.Fatalf("the previous response went out as %d bytes, want %d", c.out.Len(), len(want))
+	}
+}
