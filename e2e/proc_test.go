@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -93,6 +95,7 @@ type brokerProc struct {
 	logFile                        *os.File
 	extraArgs                      []string
 	launched                       time.Time
+	portRetries                    int
 }
 
 func newBrokerProc(t testing.TB) *brokerProc {
@@ -148,6 +151,30 @@ func (b *brokerProc) start() {
 	b.waitReady(60 * time.Second)
 }
 
+// portTaken tells whether the last start failed because its Kafka or
+// admin listener's port was in use (the raft port, which peers know, is
+// not changed by a retry). It gives up after a few retries.
+func (b *brokerProc) portTaken() bool {
+	if b.portRetries >= 3 {
+		return false
+	}
+	data, err := os.ReadFile(b.logPath)
+	if err != nil {
+		return false
+	}
+	last := string(data)
+	if i := strings.LastIndex(last, "===== e2e: start #"); i >= 0 {
+		last = last[i:]
+	}
+	for _, addr := range []string{b.kafkaAddr(), b.adminAddr()} {
+		if strings.Contains(last, "listen tcp "+addr+": bind: address already in use") {
+			b.portRetries++
+			return true
+		}
+	}
+	return false
+}
+
 // launch starts the brokerd process without waiting for it.
 func (b *brokerProc) launch() {
 	b.t.Helper()
@@ -187,6 +214,15 @@ func (b *brokerProc) waitReady(limit time.Duration) {
 	for {
 		select {
 		case <-b.exited:
+			if b.portTaken() {
+				// Another process (often a connection's ephemeral source
+				// port) took a port freePort handed out: take new Kafka
+				// and admin ports and start again.
+				b.t.Logf("brokerd start #%d: a listener's port was taken; retrying with new ports", b.starts)
+				b.kafkaPort, b.adminPort = freePort(b.t), freePort(b.t)
+				b.launch()
+				continue
+			}
 			b.t.Fatalf("brokerd (start #%d) exited before it was ready: %v", b.starts, b.waitErr)
 		default:
 		}
@@ -255,4 +291,19 @@ func (b *brokerProc) logTail(n int) string {
 // waitCtx is a helper for bounded waits in subprocess tests.
 func waitCtx(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
+}
+
+// TestPortTakenRetry: a brokerd whose admin port another process holds is
+// started again on new ports instead of failing the test.
+func TestPortTakenRetry(t *testing.T) {
+	b := newBrokerProc(t)
+	l, err := net.Listen("tcp", b.adminAddr())
+	if err != nil {
+		t.Skipf("cannot hold the admin port: %v", err)
+	}
+	defer l.Close()
+	b.start()
+	if b.portRetries != 1 {
+		t.Fatalf("%d retries, want 1", b.portRetries)
+	}
 }
