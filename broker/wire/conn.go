@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -28,6 +29,9 @@ type conn struct {
 	br     *bufio.Reader
 	remote net.Addr
 	log    *slog.Logger
+	// rawConn is what sendfile writes Fetch records to; nil when the
+	// connection cannot take it (sendFileConn).
+	rawConn syscall.RawConn
 
 	// ctx is what handlers get; cancelled when the connection closes.
 	ctx    context.Context
@@ -71,6 +75,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		nc:      nc,
 		br:      bufio.NewReaderSize(nc, readBufferSize),
 		remote:  nc.RemoteAddr(),
+		rawConn: sendFileConn(nc),
 		log:     s.log.With("remote", nc.RemoteAddr().String()),
 		ctx:     ctx,
 		cancel:  cancel,

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"runtime/debug"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -27,7 +28,7 @@ const (
 // returns when the reader has stopped and every slot is consumed, or when
 // the connection is closed; serve then drains the slots left.
 func (c *conn) writeLoop() {
-	w := responseWriter{nc: c.nc, timeout: c.srv.cfg.WriteTimeout, onWrite: c.touch}
+	w := responseWriter{nc: c.nc, rc: c.rawConn, timeout: c.srv.cfg.WriteTimeout, onWrite: c.touch}
 	for {
 		var s *slot
 		var ok bool
@@ -102,7 +103,11 @@ func (c *conn) encode(w *responseWriter, s *slot) (err error) {
 			err = fmt.Errorf("encoding response to api key %d: %v", s.hdr.APIKey, r)
 		}
 	}()
-	return w.append(s.hdr.CorrelationID, s.hdr.APIKey, s.resp)
+	var files []FileRecords
+	if s.req != nil {
+		files = s.req.files
+	}
+	return w.append(s.hdr.CorrelationID, s.hdr.APIKey, s.resp, files)
 }
 
 // writeFailed closes the connection after a failed write or a handler
@@ -127,7 +132,9 @@ func (c *conn) drainQueue() {
 // responses leave their large record batches where the handler read them
 // (refs); a write sends the encoded bytes and those with writev.
 type responseWriter struct {
-	nc      net.Conn
+	nc net.Conn
+	// rc takes sendfile for records left in files; nil: they are read.
+	rc      syscall.RawConn
 	timeout time.Duration
 	onWrite func()
 	buf     []byte
@@ -154,12 +161,20 @@ func (w *responseWriter) afterWrite(fns []func()) {
 }
 
 // append encodes one response and writes what is buffered if it is full
-// enough.
-func (w *responseWriter) append(corrID int32, apiKey int16, resp kmsg.Response) error {
+// enough. files are a Fetch response's records left in files
+// (Request.SetFetchFiles).
+func (w *responseWriter) append(corrID int32, apiKey int16, resp kmsg.Response, files []FileRecords) error {
 	start, refs, refBytes := len(w.buf), len(w.refs), w.refBytes
-	if f, ok := resp.(*kmsg.FetchResponse); ok && fetchEncodable(f) {
-		w.appendFetch(corrID, f)
-	} else {
+	f, fetch := resp.(*kmsg.FetchResponse)
+	switch {
+	case fetch && fetchEncodable(f):
+		w.appendFetch(corrID, f, files)
+	case fetch && len(files) > 0:
+		if err := readFetchFiles(f, files); err != nil {
+			return err
+		}
+		w.buf = AppendResponse(w.buf, corrID, apiKey, resp)
+	default:
 		w.buf = AppendResponse(w.buf, corrID, apiKey, resp)
 	}
 	if n := len(w.buf) - start - 4 + w.refBytes - refBytes; n > math.MaxInt32 {
@@ -175,9 +190,9 @@ func (w *responseWriter) append(corrID int32, apiKey int16, resp kmsg.Response) 
 
 // appendFetch appends a Fetch response frame, as AppendResponse would
 // write it, with its large record batches referenced.
-func (w *responseWriter) appendFetch(corrID int32, resp *kmsg.FetchResponse) {
+func (w *responseWriter) appendFetch(corrID int32, resp *kmsg.FetchResponse, files []FileRecords) {
 	start, refBytes := len(w.buf), w.refBytes
-	e := fetchEncoder{dst: append(w.buf, 0, 0, 0, 0), refs: w.refs}
+	e := fetchEncoder{dst: append(w.buf, 0, 0, 0, 0), refs: w.refs, files: files}
 	e.dst = binary.BigEndian.AppendUint32(e.dst, uint32(corrID))
 	if resp.IsFlexible() {
 		e.dst = append(e.dst, 0)
@@ -185,6 +200,55 @@ func (w *responseWriter) appendFetch(corrID int32, resp *kmsg.FetchResponse) {
 	e.encodeFetch(resp)
 	w.buf, w.refs, w.refBytes = e.dst, e.refs, refBytes+e.refBytes
 	binary.BigEndian.PutUint32(w.buf[start:], uint32(len(w.buf)-start-4+e.refBytes))
+}
+
+// writeRefs writes the buffer with the records it references: writev for
+// bytes in memory, sendfile for records left in files.
+func (w *responseWriter) writeRefs() error {
+	vecs := w.vecs[:0]
+	var err error
+	send := func() {
+		if err != nil || len(vecs) == 0 {
+			return
+		}
+		keep := vecs
+		_, err = vecs.WriteTo(w.nc)
+		clear(keep) // drop the references to record bytes
+		vecs = keep[:0]
+	}
+	at := 0
+	for _, r := range w.refs {
+		if r.at > at {
+			vecs = append(vecs, w.buf[at:r.at])
+		}
+		at = r.at
+		switch {
+		case r.file == nil:
+			vecs = append(vecs, r.data)
+		case w.rc == nil:
+			data, rerr := r.file.read()
+			if rerr != nil {
+				err = rerr
+				break
+			}
+			vecs = append(vecs, data)
+		default:
+			send()
+			if err == nil {
+				err = sendFile(w.rc, r.file)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if at < len(w.buf) {
+		vecs = append(vecs, w.buf[at:])
+	}
+	send()
+	clear(vecs[:cap(vecs)])
+	w.vecs = vecs[:0]
+	return err
 }
 
 // flush writes what is buffered under the write timeout.
@@ -199,22 +263,7 @@ func (w *responseWriter) flush() error {
 	if len(w.refs) == 0 {
 		_, err = w.nc.Write(w.buf)
 	} else {
-		vecs := w.vecs[:0]
-		at := 0
-		for _, r := range w.refs {
-			if r.at > at {
-				vecs = append(vecs, w.buf[at:r.at])
-			}
-			vecs = append(vecs, r.data)
-			at = r.at
-		}
-		if at < len(w.buf) {
-			vecs = append(vecs, w.buf[at:])
-		}
-		keep := vecs
-		_, err = vecs.WriteTo(w.nc)
-		clear(keep) // drop the references to record bytes
-		w.vecs = keep[:0]
+		err = w.writeRefs()
 		clear(w.refs)
 		w.refs, w.refBytes = w.refs[:0], 0
 		// Written, or failed and the connection closes: either way the

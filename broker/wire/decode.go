@@ -22,6 +22,10 @@ type Request struct {
 	order *order // nil outside a connection
 	// afterWrite runs once the response is written (see AfterWrite).
 	afterWrite []func()
+	// sendFiles: the connection takes sendfile (see SendsFiles); files
+	// are the response's records left in files (SetFetchFiles).
+	sendFiles bool
+	files     []FileRecords
 }
 
 // AfterWrite asks for fn to run once the response to r has been handed to

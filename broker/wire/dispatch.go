@@ -50,7 +50,7 @@ func (c *conn) dispatch(frame []byte, charge int64) error {
 		charge = keep
 	}
 
-	req := &Request{Header: hdr, Msg: msg, RemoteAddr: c.remote, Size: len(frame), order: newOrder(c.lastOrder)}
+	req := &Request{Header: hdr, Msg: msg, RemoteAddr: c.remote, Size: len(frame), order: newOrder(c.lastOrder), sendFiles: c.rawConn != nil}
 	c.lastOrder = req.order.done
 	s := newSlot(hdr, req, c.srv.budget, charge)
 	c.queue <- s // never blocks: the reader holds a token for it

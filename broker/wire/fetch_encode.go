@@ -16,6 +16,10 @@ import (
 // writev a vector of their own.
 const minRefBytes = 16 << 10
 
+// maxFetchEncoded is the last Fetch version encodeFetch knows; later ones
+// may add fields, and go through kmsg.
+const maxFetchEncoded = 16
+
 // piece is what appendFetch produced: encoded bytes (enc) or record bytes
 // to reference (ref).
 type fetchEncoder struct {
@@ -24,18 +28,25 @@ type fetchEncoder struct {
 	refs     []ref
 	refBytes int
 	flexible bool
+	// files are records left in files, by partition (SetFetchFiles);
+	// part counts the partitions encoded.
+	files []FileRecords
+	part  int
 }
 
+// ref is record bytes placed at offset at of the encoded bytes: data, or
+// records left in a file.
 type ref struct {
 	at   int
 	data []byte
+	file *FileRecords
 }
 
 // fetchEncodable reports whether encodeFetch writes resp exactly as
 // kmsg would: it writes every field a broker sets, not unknown tags.
 func fetchEncodable(resp *kmsg.FetchResponse) bool {
 	// Versions past 16 may add fields this encoder does not know.
-	if resp.Version > 16 || resp.UnknownTags.Len() > 0 {
+	if resp.Version > maxFetchEncoded || resp.UnknownTags.Len() > 0 {
 		return false
 	}
 	for i := range resp.Topics {
@@ -199,7 +210,15 @@ func (e *fetchEncoder) partition(version int16, p *kmsg.FetchResponseTopicPartit
 	if version >= 11 {
 		e.i32(p.PreferredReadReplica)
 	}
-	e.records(p.RecordBatches)
+	if i := e.part; i < len(e.files) && e.files[i].File != nil {
+		f := &e.files[i]
+		e.arrayLen(f.Len, false)
+		e.refs = append(e.refs, ref{at: len(e.dst), file: f})
+		e.refBytes += f.Len
+	} else {
+		e.records(p.RecordBatches)
+	}
+	e.part++
 	if !e.flexible {
 		return
 	}

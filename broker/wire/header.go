@@ -11,6 +11,7 @@ import (
 // API keys the wire layer treats specially.
 const (
 	apiKeyProduce            int16 = 0
+	apiKeyFetch              int16 = 1
 	apiKeyControlledShutdown int16 = 7
 	apiKeyApiVersions        int16 = 18
 )
