@@ -45,12 +45,16 @@ func (b *Broker) fetch(ctx context.Context, req *wire.Request, r *kmsg.FetchRequ
 	// The reads go into pooled buffers, returned once the response that
 	// holds them is written; a read the long poll discards returns its
 	// buffers at once.
-	bufs := &fetchBufs{}
+	// On a plain TCP connection, large reads stay in the segment files
+	// and go out with sendfile.
+	bufs := &fetchBufs{sendFiles: req != nil && req.SendsFiles()}
 	answer := func(read []kmsg.FetchResponseTopicPartition) kmsg.Response {
+		resp, files := b.fetchResponse(r, fc, parts, read, bufs)
 		if req != nil {
+			req.SetFetchFiles(files)
 			req.AfterWrite(bufs.release)
 		}
-		return b.fetchResponse(r, fc, parts, read)
+		return resp
 	}
 	reread := func() []kmsg.FetchResponseTopicPartition {
 		bufs.release()
@@ -123,24 +127,27 @@ func sessionKey(version int16, name string, id [16]byte, partition int32) fetchs
 
 // fetchResponse asks the session which partitions to answer and lays the
 // response out, one topic entry per run of partitions of the same topic.
-func (b *Broker) fetchResponse(r *kmsg.FetchRequest, fc *fetchsession.Context, parts []fetchsession.Partition, read []kmsg.FetchResponseTopicPartition) *kmsg.FetchResponse {
+// files are the records of the response's partitions left in files, for
+// Request.SetFetchFiles.
+func (b *Broker) fetchResponse(r *kmsg.FetchRequest, fc *fetchsession.Context, parts []fetchsession.Partition, read []kmsg.FetchResponseTopicPartition, bufs *fetchBufs) (resp *kmsg.FetchResponse, files []wire.FileRecords) {
 	results := make([]fetchsession.Result, len(read))
 	for i, sp := range read {
 		results[i] = fetchsession.Result{
 			HighWatermark:        sp.HighWatermark,
 			LogStartOffset:       sp.LogStartOffset,
 			ErrorCode:            sp.ErrorCode,
-			RecordBytes:          len(sp.RecordBatches),
+			RecordBytes:          len(sp.RecordBatches) + bufs.fileLen(i),
 			PreferredReadReplica: sp.PreferredReadReplica >= 0,
 		}
 	}
 	keep, sid, code := fc.Finish(results, time.Now())
-	resp := kmsg.NewPtrFetchResponse()
+	resp = kmsg.NewPtrFetchResponse()
 	resp.SessionID = sid
 	if code != 0 {
 		resp.ErrorCode = code
-		return resp
+		return resp, nil
 	}
+	answered := 0
 	for i, sp := range read {
 		if !keep[i] {
 			continue
@@ -153,8 +160,13 @@ func (b *Broker) fetchResponse(r *kmsg.FetchRequest, fc *fetchsession.Context, p
 		}
 		st := &resp.Topics[len(resp.Topics)-1]
 		st.Partitions = append(st.Partitions, sp)
+		if fr := bufs.file(i); fr != nil {
+			files = append(files, make([]wire.FileRecords, answered-len(files))...)
+			files = append(files, wire.FileRecords{File: fr.File, Off: fr.Off, Len: fr.Len})
+		}
+		answered++
 	}
-	return resp
+	return resp, files
 }
 
 // fetchOnce reads what is committed now for each partition, in order. It
@@ -202,7 +214,8 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition,
 		case preferred >= 0:
 			b.pointToReplica(sp, name, p, preferred, epoch)
 		default:
-			n := b.fetchPartition(sp, name, p, r.IsolationLevel == 1, limit, total, maxBytes, serve, epoch, bufs)
+			n, fr := b.fetchPartition(sp, name, p, r.IsolationLevel == 1, limit, total, maxBytes, serve, epoch, bufs)
+			bufs.setFile(i, fr)
 			total += n
 		}
 		if sp.ErrorCode != 0 {
@@ -213,14 +226,14 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition,
 }
 
 // fetchPartition reads one partition into sp and returns the record bytes
-// it took. total is what earlier partitions took of maxBytes. serve says
-// whether this node may answer (the leader, or a member serving a
-// follower fetch).
-func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, name string, p fetchsession.Partition, readCommitted bool, limit, total, maxBytes int, serve bool, epoch int32, bufs *fetchBufs) int {
+// it took, and the file they were left in when bufs sends files. total is
+// what earlier partitions took of maxBytes. serve says whether this node
+// may answer (the leader, or a member serving a follower fetch).
+func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, name string, p fetchsession.Partition, readCommitted bool, limit, total, maxBytes int, serve bool, epoch int32, bufs *fetchBufs) (int, *log.FileRange) {
 	l, ok := b.store.Log(name, p.Partition)
 	if code := leaderCheck(ok, serve, p.CurrentLeaderEpoch, epoch); code != 0 {
 		sp.ErrorCode = code
-		return 0
+		return 0, nil
 	}
 	end := l.EndOffset()
 	lso := b.store.LastStableOffset(name, p.Partition)
@@ -230,39 +243,45 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, name strin
 		end = lso
 	}
 	if p.FetchOffset >= end && p.FetchOffset <= sp.HighWatermark || limit <= 0 && total > 0 {
-		return 0
+		return 0, nil
 	}
 	if p.FetchOffset > sp.HighWatermark && !b.store.IsLeader() {
 		// A follower that has not applied that far yet: nothing to read
 		// here yet, which is not out of range (the leader may have it).
-		return 0
+		return 0, nil
 	}
 	if limit <= 0 {
 		limit = 1
 	}
-	data, err := l.ReadWith(p.FetchOffset, int32(limit), bufs.alloc)
+	data, fr, err := bufs.read(l, p.FetchOffset, limit, end)
 	if err != nil {
 		sp.ErrorCode = errorCode(err)
 		if !errors.Is(err, log.ErrOffsetOutOfRange) {
 			b.logger.Warn("fetch read failed", "topic", name, "partition", p.Partition, "offset", p.FetchOffset, "err", err)
 		}
-		return 0
+		return 0, nil
 	}
-	if readCommitted {
-		data = truncateBatchesAt(data, end)
+	n := len(data)
+	if fr != nil {
+		n = fr.Len
 	}
 	// KIP-74: only the first non-empty partition may overshoot the
 	// response limit.
-	if len(data) == 0 || total > 0 && total+len(data) > maxBytes {
-		return 0
+	if n == 0 || total > 0 && total+n > maxBytes {
+		if fr != nil {
+			fr.Close()
+		}
+		return 0, nil
 	}
-	sp.RecordBatches = data
+	if fr == nil {
+		sp.RecordBatches = data
+	}
 	if readCommitted {
 		for _, a := range b.store.AbortedTxns(name, p.Partition, p.FetchOffset, end) {
 			sp.AbortedTransactions = append(sp.AbortedTransactions, kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
 		}
 	}
-	return len(data)
+	return n, fr
 }
 
 // fetchInternal answers a partition of an internal topic: an empty log on

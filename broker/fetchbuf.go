@@ -3,6 +3,8 @@ package broker
 import (
 	"math/bits"
 	"sync"
+
+	"github.com/brokerd/brokerd/log"
 )
 
 // Fetch reads go into buffers reused from earlier fetches: a fresh buffer
@@ -59,8 +61,60 @@ func putReadBuf(b []byte) {
 	readBufPools[bits.Len(uint(c))-1-minReadBufShift].Put(&b)
 }
 
-// fetchBufs are the pooled buffers one Fetch request read into.
-type fetchBufs struct{ bufs [][]byte }
+// minSendFileBytes: a smaller read is read into memory, where it costs
+// less than a descriptor of its own and a sendfile call (the writer also
+// copies records this small into its buffer).
+const minSendFileBytes = 16 << 10
+
+// fetchBufs are what one Fetch request read into: pooled buffers, and the
+// records it left in segment files (by partition index) to go out with
+// sendfile when sendFiles is set.
+type fetchBufs struct {
+	bufs      [][]byte
+	sendFiles bool
+	files     []*log.FileRange
+}
+
+// read reads a partition's whole batches from offset with base offsets
+// below end, as Log.ReadWith and Log.ReadRange do: into memory (data), or
+// left in the segment file when f sends files and the read is large.
+func (f *fetchBufs) read(l *log.Log, offset int64, limit int, end int64) ([]byte, *log.FileRange, error) {
+	if f.sendFiles {
+		return l.ReadRange(offset, int32(limit), end, minSendFileBytes, f.alloc)
+	}
+	data, err := l.ReadWith(offset, int32(limit), f.alloc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return truncateBatchesAt(data, end), nil, nil
+}
+
+// setFile records that partition i's records were left in fr.
+func (f *fetchBufs) setFile(i int, fr *log.FileRange) {
+	if fr == nil {
+		return
+	}
+	for len(f.files) <= i {
+		f.files = append(f.files, nil)
+	}
+	f.files[i] = fr
+}
+
+// file returns where partition i's records were left, or nil.
+func (f *fetchBufs) file(i int) *log.FileRange {
+	if i < len(f.files) {
+		return f.files[i]
+	}
+	return nil
+}
+
+// fileLen is how many record bytes partition i left in a file.
+func (f *fetchBufs) fileLen(i int) int {
+	if fr := f.file(i); fr != nil {
+		return fr.Len
+	}
+	return 0
+}
 
 func (f *fetchBufs) alloc(n int) []byte {
 	b := getReadBuf(n)
@@ -70,10 +124,17 @@ func (f *fetchBufs) alloc(n int) []byte {
 	return b
 }
 
-// release returns every buffer; nothing may reference them afterwards.
+// release returns every buffer and closes every file; nothing may
+// reference them afterwards.
 func (f *fetchBufs) release() {
 	for _, b := range f.bufs {
 		putReadBuf(b)
 	}
 	f.bufs = nil
+	for _, fr := range f.files {
+		if fr != nil {
+			fr.Close()
+		}
+	}
+	f.files = nil
 }

@@ -53,8 +53,8 @@ func (r *Request) SendsFiles() bool {
 // SetFetchFiles attaches the records of a Fetch response that are left in
 // files: files[i] belongs to the i-th partition of the response, counted
 // over its topics in order; an entry with a nil File (or a missing one)
-// means the partition's RecordBatches. A partition with FileRecords must
-// have no RecordBatches.
+// means the partition's RecordBatches (which a partition with FileRecords
+// does not use).
 func (r *Request) SetFetchFiles(files []FileRecords) { r.files = files }
 
 // readFetchFiles reads the records left in files into the response's
