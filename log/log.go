@@ -25,6 +25,7 @@ type Log struct {
 	recoveryPoint int64      // end offset as of the last flush
 	saved         checkpoint // the checkpoint last written
 	dirDirty      bool       // files created or removed since the last flush
+	truncations   uint64     // Truncate calls that cut something (Sync)
 
 	// mu guards segs (which segments exist) and closed. Writers hold wmu
 	// and take mu exclusively to change them; readers hold mu shared for

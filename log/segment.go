@@ -137,17 +137,23 @@ func (s *segment) full(c Config) bool {
 }
 
 func (s *segment) sync() error {
+	if err := s.syncFiles(); err != nil {
+		return err
+	}
+	s.dirty = false
+	return nil
+}
+
+// syncFiles fsyncs the segment's three files. It does not touch the writer
+// state, so it may run beside the writer (Log.Sync).
+func (s *segment) syncFiles() error {
 	if err := s.log.Sync(); err != nil {
 		return fmt.Errorf("sync segment %s: %w", s.path, err)
 	}
 	if err := s.index.sync(); err != nil {
 		return err
 	}
-	if err := s.tindex.sync(); err != nil {
-		return err
-	}
-	s.dirty = false
-	return nil
+	return s.tindex.sync()
 }
 
 func (s *segment) close() error {

@@ -28,7 +28,9 @@ func (l *Log) Truncate(endOffset int64) error {
 		return nil
 	case endOffset < 0:
 		return fmt.Errorf("truncate: %w: %d", ErrOffsetOutOfRange, endOffset)
-	case endOffset < l.start.Load():
+	}
+	l.truncations++
+	if endOffset < l.start.Load() {
 		return l.truncateFully(endOffset)
 	}
 
