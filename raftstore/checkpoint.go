@@ -11,7 +11,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/brokerd/brokerd/log"
 	"github.com/brokerd/brokerd/topic"
 )
 
@@ -37,130 +36,45 @@ func partKey(name string, idx int32) string {
 
 func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
-// checkpoint makes the FSM's state durable up to f.applied: first every
-// dirty segment is fsynced, then one bbolt transaction records the applied
-// index with the state it covers. A crash before the commit leaves the old
-// checkpoint, and raft replays the entries after it.
+// checkpoint makes the FSM's state durable up to f.applied, on the calling
+// (FSM) goroutine: it waits for a checkpoint in flight, then captures and
+// commits another. Snapshots and Close use it; apply starts checkpoints
+// in the background instead (startCheckpoint).
 func (f *fsm) checkpoint() error {
-	defer func(start time.Time) { f.ckptTimer.observe(time.Since(start)) }(time.Now())
-	for _, p := range f.dirty.parts {
-		if err := p.log.Flush(); err != nil {
-			return fmt.Errorf("flush %s: %w", p.key(), err)
-		}
+	if err := f.awaitCheckpoint(); err != nil {
+		return err
 	}
-	if f.dataDirDirty {
-		if err := f.syncTombstoneDirs(); err != nil {
-			return err
-		}
-		if err := log.SyncDir(f.dataDir); err != nil {
-			return err
-		}
-		f.dataDirDirty = false
-	}
-	err := f.db.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		if err := meta.Put(keyApplied, u64(f.applied)); err != nil {
-			return err
-		}
-		if err := meta.Put(keyNextPID, u64(uint64(f.nextPID))); err != nil {
-			return err
-		}
-		f.mu.RLock()
-		brokers, err := json.Marshal(f.brokers)
-		f.mu.RUnlock()
-		if err != nil {
-			return err
-		}
-		if err := meta.Put(keyBrokers, brokers); err != nil {
-			return err
-		}
-		if err := putJSON(meta, keyDefaults, f.defaults); err != nil {
-			return err
-		}
-		if f.clusterID != "" {
-			if err := meta.Put(keyClusterID, []byte(f.clusterID)); err != nil {
-				return err
-			}
-		}
-		if err := f.checkpointTopics(tx); err != nil {
-			return err
-		}
-		parts := tx.Bucket(bucketPartitions)
-		for key, p := range f.dirty.parts {
-			if err := putJSON(parts, []byte(key), p.checkpoint()); err != nil {
-				return err
-			}
-		}
-		if err := f.checkpointOffsets(tx); err != nil {
-			return err
-		}
-		if err := f.checkpointProcessors(tx); err != nil {
-			return err
-		}
-		txb := tx.Bucket(bucketTxns)
-		for id := range f.dirty.txns {
-			t := f.txns[id]
-			if t == nil {
-				if err := txb.Delete([]byte(id)); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := putJSON(txb, []byte(id), t); err != nil {
-				return err
-			}
-		}
-		prods := tx.Bucket(bucketProducers)
-		for id := range f.dirty.producers {
-			p := f.producers[id]
-			if p == nil {
-				if err := prods.Delete(u64(uint64(id))); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := putJSON(prods, u64(uint64(id)), p); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	start := time.Now()
+	job, err := f.captureCheckpoint()
 	if err != nil {
-		return fmt.Errorf("commit checkpoint at index %d: %w", f.applied, err)
+		return err
 	}
-	f.dirty.reset()
-	f.checkpointedProcessors()
-	f.bytesSinceCheckpoint = 0
-	f.checkpointDue.Store(false)
-	f.removeTombstones()
-	return nil
+	err = f.commitCheckpoint(job)
+	f.ckptTimer.observe(time.Since(start))
+	return err
 }
 
-// checkpointTopics rewrites every dirty topic and its partitions.
-func (f *fsm) checkpointTopics(tx *bolt.Tx) error {
-	tb, pb := tx.Bucket(bucketTopics), tx.Bucket(bucketPartitions)
+// checkpointTopics captures every dirty topic and its partitions: the
+// topic's partition entries are rewritten whole.
+func (f *fsm) checkpointTopics(job *ckptJob) error {
 	for name := range f.dirty.topics {
-		if err := deletePrefix(pb, []byte(name+"/")); err != nil {
-			return err
-		}
+		job.deletePrefix(bucketPartitions, []byte(name+"/"))
 		f.mu.RLock()
 		ts := f.topics[name]
 		f.mu.RUnlock()
 		if ts == nil {
-			if err := tb.Delete([]byte(name)); err != nil {
-				return err
-			}
+			job.delete(bucketTopics, []byte(name))
 			continue
 		}
 		f.mu.RLock()
 		meta := ts.meta
 		parts := ts.parts
 		f.mu.RUnlock()
-		if err := putJSON(tb, []byte(name), meta); err != nil {
+		if err := job.putJSON(bucketTopics, []byte(name), meta); err != nil {
 			return err
 		}
 		for _, p := range parts {
-			if err := putJSON(pb, []byte(p.key()), p.checkpoint()); err != nil {
+			if err := job.putJSON(bucketPartitions, []byte(p.key()), p.checkpoint()); err != nil {
 				return err
 			}
 		}
@@ -313,9 +227,8 @@ func isPartitionDir(name string) bool {
 	return topic.ValidateName(name[:i]) == nil
 }
 
-// checkpointOffsets writes the dirty group offsets.
-func (f *fsm) checkpointOffsets(tx *bolt.Tx) error {
-	b := tx.Bucket(bucketOffsets)
+// checkpointOffsets captures the dirty group offsets.
+func (f *fsm) checkpointOffsets(job *ckptJob) error {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	for k := range f.dirty.offsets {
@@ -324,12 +237,10 @@ func (f *fsm) checkpointOffsets(tx *bolt.Tx) error {
 		idx, _ := strconv.Atoi(part)
 		o, ok := f.groups[group][partKey(topicName, int32(idx))]
 		if !ok {
-			if err := b.Delete([]byte(k)); err != nil {
-				return err
-			}
+			job.delete(bucketOffsets, []byte(k))
 			continue
 		}
-		if err := putJSON(b, []byte(k), o); err != nil {
+		if err := job.putJSON(bucketOffsets, []byte(k), o); err != nil {
 			return err
 		}
 	}

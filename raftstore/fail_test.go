@@ -11,6 +11,19 @@ import (
 	"github.com/brokerd/brokerd/topic"
 )
 
+// waitCheckpoints waits until n checkpoints have committed since the store
+// opened.
+func waitCheckpoints(t *testing.T, s *Store, n uint64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for s.CheckpointStats().Count < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d checkpoints, want %d", s.CheckpointStats().Count, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func waitFailed(t *testing.T, s *Store) error {
 	t.Helper()
 	select {
@@ -40,9 +53,12 @@ func TestStorageErrorStopsApply(t *testing.T) {
 	}
 	produce(t, s, "t", 0, batchtest.NoProducer, "a")
 	checkpointed := s.fsm.applied
+	count := s.CheckpointStats().Count
 	s.fsm.checkpointDue.Store(true)
 	produce(t, s, "u", 0, batchtest.NoProducer, "b")
 	before := s.AppliedIndex()
+	// The checkpoint commits in the background: let it land first.
+	waitCheckpoints(t, s, count+1)
 
 	// The disk fails under partition t-0.
 	if err := s.fsm.partition("t", 0).log.Detach(); err != nil {

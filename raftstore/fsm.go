@@ -67,8 +67,14 @@ type fsm struct {
 	// appliedBytes counts record bytes applied since start; the store's
 	// background loop reads it to decide when to take a raft snapshot.
 	appliedBytes atomic.Int64
-	// ckptTimer times checkpoints (Store.CheckpointStats).
+	// ckptTimer times checkpoints from capture to commit, ckptStall the
+	// time apply spent on them (Store.CheckpointStats).
 	ckptTimer checkpointTimer
+	ckptStall checkpointTimer
+	// ckptBusy: a checkpoint is in flight; its commit reports on ckptDone
+	// (capacity 1). FSM goroutine only (checkpoint_job.go).
+	ckptBusy bool
+	ckptDone chan error
 	// installs counts snapshots installed from a leader.
 	installs      atomic.Int64
 	checkpointDue atomic.Bool
@@ -138,13 +144,15 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	if f.stopped {
 		return out
 	}
-	if f.bytesSinceCheckpoint >= checkpointBytes || f.checkpointDue.Load() {
-		if err := f.checkpoint(); err != nil {
-			// After a failed fsync the kernel may have dropped the dirty
-			// pages and marked them clean: a later checkpoint could then
-			// "succeed" over data that is gone. Stop instead.
-			f.fail(fmt.Errorf("checkpoint: %w", err))
-		}
+	err := f.pollCheckpoint()
+	if err == nil && (f.bytesSinceCheckpoint >= checkpointBytes || f.checkpointDue.Load()) {
+		err = f.startCheckpoint()
+	}
+	if err != nil {
+		// After a failed fsync the kernel may have dropped the dirty
+		// pages and marked them clean: a later checkpoint could then
+		// "succeed" over data that is gone. Stop instead.
+		f.fail(fmt.Errorf("checkpoint: %w", err))
 	}
 	return out
 }
@@ -334,12 +342,18 @@ var errStopped = fmt.Errorf("%w: this node stopped applying raft entries after a
 // peers. It returns the error to answer the entry with.
 func (f *fsm) fail(err error) error {
 	f.stopped = true
+	f.markFailed(fmt.Errorf("raft entry %d could not be applied, so this node stops applying: %w", f.current, err))
+	return errStopped
+}
+
+// markFailed reports the node's failure (Store.Failed) once; the first
+// error wins. Any goroutine may call it; only apply stops applying.
+func (f *fsm) markFailed(err error) {
 	f.failOnce.Do(func() {
-		f.failErr = fmt.Errorf("raft entry %d could not be applied, so this node stops applying: %w", f.current, err)
-		f.logger.Error("state machine stopped: fix the cause (or wipe the data directory to rebuild this node from its peers) and restart", "index", f.current, "err", err)
+		f.failErr = err
+		f.logger.Error("state machine stopped: fix the cause (or wipe the data directory to rebuild this node from its peers) and restart", "err", err)
 		close(f.failCh)
 	})
-	return errStopped
 }
 
 // wake releases every goroutine waiting in changed().

@@ -83,13 +83,23 @@ type procTable struct {
 	infos map[string]*ProcessorInfo
 	delta map[string]map[string][]byte
 	// dirty names processors whose info changed; dropped those whose
-	// state bucket goes at the next checkpoint (deleted or redeployed).
+	// state bucket goes at the next checkpoint (deleted or redeployed),
+	// each with the drop's number (drops counts them), so that a commit
+	// forgets only the drops it carried out.
 	dirty   map[string]bool
-	dropped map[string]bool
+	dropped map[string]uint64
+	drops   uint64
+}
+
+// drop marks processor name's state bucket for dropping. t.mu held.
+func (t *procTable) drop(name string) {
+	t.drops++
+	t.dropped[name] = t.drops
+	delete(t.delta, name)
 }
 
 func newProcTable() procTable {
-	return procTable{infos: map[string]*ProcessorInfo{}, delta: map[string]map[string][]byte{}, dirty: map[string]bool{}, dropped: map[string]bool{}}
+	return procTable{infos: map[string]*ProcessorInfo{}, delta: map[string]map[string][]byte{}, dirty: map[string]bool{}, dropped: map[string]uint64{}}
 }
 
 // forgetTopic drops every processor's committed offsets of a deleted
@@ -153,7 +163,7 @@ func (s *Store) ProcessorState(name string, key []byte) ([]byte, bool, error) {
 	}
 	v, inDelta := t.delta[name][string(key)]
 	v = slices.Clone(v)
-	dropped := t.dropped[name]
+	dropped := t.dropped[name] != 0
 	t.mu.RUnlock()
 	if inDelta {
 		return v, v != nil, nil
@@ -184,7 +194,7 @@ func (s *Store) ProcessorStateSize(name string) (entries int, err error) {
 	for k, v := range t.delta[name] {
 		delta[k] = v != nil
 	}
-	dropped := t.dropped[name]
+	dropped := t.dropped[name] != 0
 	t.mu.RUnlock()
 	err = f.db.View(func(tx *bolt.Tx) error {
 		b := procBucket(tx, name)
@@ -272,7 +282,7 @@ func (s *Store) ProcessorStateScan(name string, prefix []byte, fn func(key, valu
 			delta[k] = slices.Clone(v)
 		}
 	}
-	dropped := t.dropped[name]
+	dropped := t.dropped[name] != 0
 	t.mu.RUnlock()
 	slices.Sort(pending)
 	return f.db.View(func(tx *bolt.Tx) error {

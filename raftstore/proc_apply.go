@@ -157,8 +157,7 @@ func (f *fsm) applyProcDeploy(c *procDeployCmd, index uint64) any {
 	t := &f.procs
 	t.mu.Lock()
 	t.infos[r.Name] = info
-	delete(t.delta, r.Name)
-	t.dropped[r.Name] = true // anything a former deployment left
+	t.drop(r.Name) // anything a former deployment left
 	t.dirty[r.Name] = true
 	t.mu.Unlock()
 	return index
@@ -185,8 +184,7 @@ func (f *fsm) applyProcDelete(c *procDeleteCmd) error {
 		return fmt.Errorf("%w: %s", ErrUnknownProcessor, c.Name)
 	}
 	delete(t.infos, c.Name)
-	delete(t.delta, c.Name)
-	t.dropped[c.Name] = true
+	t.drop(c.Name)
 	t.dirty[c.Name] = true
 	return nil
 }

@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -9,70 +10,78 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// checkpointProcessors writes what changed in the processors since the
-// last checkpoint into tx: dropped state buckets go first (a redeploy drops
-// and refills in one checkpoint), then infos, then state changes.
-func (f *fsm) checkpointProcessors(tx *bolt.Tx) error {
+// procCapture is what a checkpoint took from the processors' memory
+// layer: the state changes it writes, and the drops it carries out.
+type procCapture struct {
+	delta   map[string]map[string][]byte
+	dropped map[string]uint64
+}
+
+// checkpointProcessors captures what changed in the processors since the
+// last checkpoint: dropped state buckets go first (a redeploy drops and
+// refills in one checkpoint), then infos, then state changes. The state
+// changes stay in memory, for readers, until the commit has landed
+// (checkpointed).
+func (f *fsm) checkpointProcessors(job *ckptJob) error {
 	t := &f.procs
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	pb, err := tx.CreateBucketIfNotExists(bucketProcessors)
-	if err != nil {
-		return fmt.Errorf("create bucket %s: %w", bucketProcessors, err)
-	}
-	root, err := tx.CreateBucketIfNotExists(bucketProcState)
-	if err != nil {
-		return fmt.Errorf("create bucket %s: %w", bucketProcState, err)
-	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for name := range t.dropped {
-		if root.Bucket([]byte(name)) != nil {
-			if err := root.DeleteBucket([]byte(name)); err != nil {
-				return fmt.Errorf("drop state of processor %s: %w", name, err)
-			}
-		}
+		job.ops = append(job.ops, ckptOp{kind: opDropBucket, bucket: bucketProcState, key: []byte(name)})
 	}
 	for name := range t.dirty {
-		info := t.infos[name]
-		if info == nil {
-			if err := pb.Delete([]byte(name)); err != nil {
+		if info := t.infos[name]; info != nil {
+			if err := job.putJSON(bucketProcessors, []byte(name), info); err != nil {
 				return err
 			}
-			continue
-		}
-		if err := putJSON(pb, []byte(name), info); err != nil {
-			return err
+		} else {
+			job.delete(bucketProcessors, []byte(name))
 		}
 	}
+	clear(t.dirty)
+	c := procCapture{delta: make(map[string]map[string][]byte, len(t.delta)), dropped: maps.Clone(t.dropped)}
 	for name, d := range t.delta {
-		b, err := root.CreateBucketIfNotExists([]byte(name))
-		if err != nil {
-			return fmt.Errorf("state of processor %s: %w", name, err)
-		}
+		c.delta[name] = maps.Clone(d)
 		// In key order: bbolt inserts into its nodes far faster in
 		// order than at random.
 		for _, k := range slices.Sorted(maps.Keys(d)) {
-			v := d[k]
-			if v == nil {
-				err = b.Delete([]byte(k))
+			if v := d[k]; v == nil {
+				job.ops = append(job.ops, ckptOp{kind: opDelete, bucket: bucketProcState, sub: []byte(name), key: []byte(k)})
 			} else {
-				err = b.Put([]byte(k), v)
-			}
-			if err != nil {
-				return fmt.Errorf("state of processor %s: %w", name, err)
+				job.ops = append(job.ops, ckptOp{kind: opPut, bucket: bucketProcState, sub: []byte(name), key: []byte(k), val: v})
 			}
 		}
 	}
+	job.procs = c
 	return nil
 }
 
-// checkpointedProcessors forgets the changes a committed checkpoint holds.
-func (f *fsm) checkpointedProcessors() {
-	t := &f.procs
+// checkpointed forgets what a committed checkpoint wrote to bbolt: each
+// state change it wrote, unless the key changed again since (to another
+// value) or the processor's state was dropped since, and each drop it
+// carried out, unless the processor was dropped again since.
+func (t *procTable) checkpointed(c *procCapture) {
 	t.mu.Lock()
-	clear(t.delta)
-	clear(t.dirty)
-	clear(t.dropped)
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	for name, d := range c.delta {
+		if t.dropped[name] != c.dropped[name] {
+			continue // dropped since: the delta is a new deployment's
+		}
+		cur := t.delta[name]
+		for k, v := range d {
+			if now, ok := cur[k]; ok && (now == nil) == (v == nil) && bytes.Equal(now, v) {
+				delete(cur, k)
+			}
+		}
+		if len(cur) == 0 {
+			delete(t.delta, name)
+		}
+	}
+	for name, n := range c.dropped {
+		if t.dropped[name] == n {
+			delete(t.dropped, name)
+		}
+	}
 }
 
 // loadProcessors reads the processors' infos (their state stays in bbolt).

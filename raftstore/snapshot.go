@@ -111,6 +111,11 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		// Our checkpoint already covers it.
 		return nil
 	}
+	// The install replaces the logs and the state DB a checkpoint in
+	// flight is writing.
+	if err := f.awaitCheckpoint(); err != nil {
+		return fmt.Errorf("restore: %w", f.fail(fmt.Errorf("checkpoint: %w", err)))
+	}
 	staging := stagingDir(f.dataDir, m.AppliedIndex)
 	if !stagingComplete(staging) {
 		return fmt.Errorf("restore: snapshot at index %d: %w", m.AppliedIndex, errNoStaging)

@@ -103,6 +103,7 @@ func openFSM(dataDir string, logger *slog.Logger) (*fsm, error) {
 		procs:     newProcTable(),
 		notifyCh:  make(chan struct{}),
 		failCh:    make(chan struct{}),
+		ckptDone:  make(chan error, 1),
 	}
 	f.dirty.reset()
 	start := time.Now()
@@ -392,8 +393,11 @@ func (s *Store) Close() error {
 	}
 	s.wg.Wait()
 	// Raft's FSM goroutine has stopped: nothing else touches the FSM. A
-	// stopped FSM takes no checkpoint: its state may hold half an entry.
-	if !s.fsm.stopped {
+	// stopped FSM takes no checkpoint: its state may hold half an entry
+	// (but one in flight finishes before the files close).
+	if s.fsm.stopped {
+		_ = s.fsm.awaitCheckpoint()
+	} else {
 		if err := s.fsm.checkpoint(); err != nil {
 			errs = append(errs, fmt.Errorf("final checkpoint: %w", err))
 		}

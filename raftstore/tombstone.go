@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,6 +49,11 @@ func tombstoneDir(dataDir string, index uint64) string {
 // buryPartition closes a deleted partition's log and moves its directory
 // into the tombstone directory. An error is a storage error inside apply.
 func (f *fsm) buryPartition(p *partition, index uint64) error {
+	// A checkpoint in flight may be syncing this log: its commit must not
+	// describe data whose sync the detach cut short.
+	if err := f.awaitCheckpoint(); err != nil {
+		return fmt.Errorf("%w: delete partition %s: %v", ErrStorage, p.key(), err)
+	}
 	if err := p.log.Detach(); err != nil {
 		// Closing files of data about to be deleted; nothing is lost.
 		f.logger.Warn("close deleted partition", "partition", p.key(), "err", err)
@@ -69,47 +75,54 @@ func (f *fsm) buryPartition(p *partition, index uint64) error {
 	return nil
 }
 
-// syncTombstoneDirs makes the renames into tombstone directories durable;
-// the checkpoint calls it before it commits.
-func (f *fsm) syncTombstoneDirs() error {
+// tombstoneDirs are the directories to fsync so that the renames into
+// tombstone directories are durable; the checkpoint syncs them before it
+// commits.
+func (f *fsm) tombstoneDirs() []string {
+	var dirs []string
 	seen := map[string]bool{}
 	for _, t := range f.tombstones {
-		d := filepath.Dir(t.path)
-		if seen[d] {
-			continue
-		}
-		seen[d] = true
-		if err := log.SyncDir(d); err != nil {
-			return err
+		if d := filepath.Dir(t.path); !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
 		}
 	}
 	if len(f.tombstones) > 0 {
-		return log.SyncDir(filepath.Join(f.dataDir, deletedDir))
+		dirs = append(dirs, filepath.Join(f.dataDir, deletedDir))
 	}
-	return nil
+	return dirs
 }
 
-// removeTombstones deletes, in the background, the tombstones a committed
-// checkpoint covers: removing gigabytes must not stall apply. What a crash
-// or a failure leaves is removed at the next start.
-func (f *fsm) removeTombstones() {
-	var done []string
+// takeTombstones removes from f.tombstones those a checkpoint at applied
+// covers, and returns them.
+func (f *fsm) takeTombstones(applied uint64) []tombstone {
+	var done []tombstone
 	keep := f.tombstones[:0]
 	for _, t := range f.tombstones {
-		if t.index > f.applied {
+		if t.index > applied {
 			keep = append(keep, t)
-			continue
+		} else {
+			done = append(done, t)
 		}
-		done = append(done, filepath.Dir(t.path))
 	}
 	f.tombstones = keep
+	return done
+}
+
+// removeTombstones deletes, in the background, tombstones a committed
+// checkpoint covers: removing gigabytes must not stall apply. What a crash
+// or a failure leaves is removed at the next start.
+func removeTombstones(logger *slog.Logger, ts []tombstone) {
+	var done []string
+	for _, t := range ts {
+		done = append(done, filepath.Dir(t.path))
+	}
 	if len(done) == 0 {
 		return
 	}
-	logger := f.logger
 	go func() {
 		for _, d := range done {
-			if err := os.RemoveAll(d); err != nil {
+			if err := os.RemoveAll(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				logger.Error("remove deleted partitions; retried at the next start", "dir", d, "err", err)
 			}
 		}
