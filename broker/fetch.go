@@ -43,10 +43,9 @@ func (b *Broker) fetch(ctx context.Context, req *wire.Request, r *kmsg.FetchRequ
 		wait = maxFetchWait
 	}
 	// The reads go into pooled buffers, returned once the response that
-	// holds them is written; a read the long poll discards returns its
-	// buffers at once.
-	// On a plain TCP connection, large reads stay in the segment files
-	// and go out with sendfile.
+	// holds them is written (or dropped); a read the long poll discards
+	// returns its buffers at once. On a plain TCP connection, large reads
+	// stay in the segment files and go out with sendfile.
 	bufs := &fetchBufs{sendFiles: req != nil && req.SendsFiles()}
 	answer := func(read []kmsg.FetchResponseTopicPartition) kmsg.Response {
 		resp, files := b.fetchResponse(r, fc, parts, read, bufs)
@@ -68,9 +67,14 @@ func (b *Broker) fetch(ctx context.Context, req *wire.Request, r *kmsg.FetchRequ
 		changed := b.store.Changed()
 		bufs.release()
 		read, n, failed := b.fetchOnce(r, parts, names, bufs)
-		if failed || n >= int(r.MinBytes) || wait <= 0 || r.MinBytes <= 0 && n > 0 {
+		// A read that stopped at a segment's end with more past it is
+		// answered at once, as Kafka's delayed fetch does when the fetch
+		// offset lies in an older segment than the end.
+		if failed || n >= int(r.MinBytes) || wait <= 0 || r.MinBytes <= 0 && n > 0 || bufs.segmentEnd {
 			return answer(read)
 		}
+		// Nothing read is held while waiting (files are descriptors).
+		bufs.release()
 		if deadline == nil {
 			t := time.NewTimer(wait)
 			defer t.Stop()
@@ -81,10 +85,10 @@ func (b *Broker) fetch(ctx context.Context, req *wire.Request, r *kmsg.FetchRequ
 		case <-deadline:
 			return answer(reread())
 		case <-ctx.Done():
-			return answer(read)
+			return answer(reread())
 		case <-wire.Draining(ctx):
 			// Shutting down: answer now rather than hold shutdown up.
-			return answer(read)
+			return answer(reread())
 		}
 	}
 }
@@ -268,9 +272,7 @@ func (b *Broker) fetchPartition(sp *kmsg.FetchResponseTopicPartition, name strin
 	// KIP-74: only the first non-empty partition may overshoot the
 	// response limit.
 	if n == 0 || total > 0 && total+n > maxBytes {
-		if fr != nil {
-			fr.Close()
-		}
+		closeRange(fr)
 		return 0, nil
 	}
 	if fr == nil {

@@ -1,8 +1,10 @@
 package broker
 
 import (
+	"math"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 
 	"github.com/brokerd/brokerd/log"
 )
@@ -66,27 +68,54 @@ func putReadBuf(b []byte) {
 // copies records this small into its buffer).
 const minSendFileBytes = 16 << 10
 
+// maxFileRanges bounds the file ranges (each a descriptor of its own)
+// that Fetch responses hold at once, across connections: past it, reads
+// go to memory, so that clients cannot run the process out of
+// descriptors. fileRanges counts those held.
+const maxFileRanges = 1024
+
+var fileRanges atomic.Int64
+
 // fetchBufs are what one Fetch request read into: pooled buffers, and the
 // records it left in segment files (by partition index) to go out with
-// sendfile when sendFiles is set.
+// sendfile when sendFiles is set. segmentEnd records that a read stopped
+// at the end of a segment with more to read past it.
 type fetchBufs struct {
-	bufs      [][]byte
-	sendFiles bool
-	files     []*log.FileRange
+	bufs       [][]byte
+	sendFiles  bool
+	files      []*log.FileRange
+	segmentEnd bool
 }
 
 // read reads a partition's whole batches from offset with base offsets
 // below end, as Log.ReadWith and Log.ReadRange do: into memory (data), or
 // left in the segment file when f sends files and the read is large.
 func (f *fetchBufs) read(l *log.Log, offset int64, limit int, end int64) ([]byte, *log.FileRange, error) {
-	if f.sendFiles {
-		return l.ReadRange(offset, int32(limit), end, minSendFileBytes, f.alloc)
+	if !f.sendFiles {
+		data, err := l.ReadWith(offset, int32(limit), f.alloc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return truncateBatchesAt(data, end), nil, nil
 	}
-	data, err := l.ReadWith(offset, int32(limit), f.alloc)
-	if err != nil {
-		return nil, nil, err
+	minFile := minSendFileBytes
+	if fileRanges.Add(1) > maxFileRanges {
+		minFile = math.MaxInt // read it
 	}
-	return truncateBatchesAt(data, end), nil, nil
+	data, fr, more, err := l.ReadRange(offset, int32(limit), end, minFile, f.alloc)
+	if fr == nil {
+		fileRanges.Add(-1)
+	}
+	f.segmentEnd = f.segmentEnd || more
+	return data, fr, err
+}
+
+// closeRange closes a file range read, if any.
+func closeRange(fr *log.FileRange) {
+	if fr != nil {
+		fr.Close()
+		fileRanges.Add(-1)
+	}
 }
 
 // setFile records that partition i's records were left in fr.
@@ -132,9 +161,8 @@ func (f *fetchBufs) release() {
 	}
 	f.bufs = nil
 	for _, fr := range f.files {
-		if fr != nil {
-			fr.Close()
-		}
+		closeRange(fr)
 	}
 	f.files = nil
+	f.segmentEnd = false
 }

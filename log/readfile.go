@@ -12,9 +12,11 @@ import (
 // deleted by retention or closed. The caller closes File; one it forgets
 // is closed by the garbage collector, like any *os.File.
 //
-// The bytes below a log's end offset never change while it is open (a
-// truncation happens only at recovery, before the log is served), so the
-// range holds what the log held when it was read.
+// The bytes below a log's end offset never change in place: a truncation
+// cuts only what lies past the checkpointed end (at recovery, and when a
+// snapshot install reloads the state), and the bytes it rewrites are new
+// files or past any end a reader was given, so the range holds what the
+// log held when it was read.
 type FileRange struct {
 	File *os.File
 	Off  int64
@@ -40,41 +42,53 @@ func (r *FileRange) ReadTo(buf []byte) error {
 // as ReadWith does) and returns them as data; else it returns where they
 // lie. Unlike ReadWith it stops at the end of the segment holding offset
 // (the next read goes on from there, as Kafka's reads do). Nothing is
-// returned when offset is at or past end and at most EndOffset().
-func (l *Log) ReadRange(offset int64, maxBytes int32, end int64, minFile int, alloc func(n int) []byte) (data []byte, fr *FileRange, err error) {
+// returned when offset is at or past end and at most EndOffset(). more
+// reports a read that stopped at the end of its segment while maxBytes
+// allowed more and a later segment holds batches below end. When no
+// descriptor can be had (the process is out of them), it reads instead.
+func (l *Log) ReadRange(offset int64, maxBytes int32, end int64, minFile int, alloc func(n int) []byte) (data []byte, fr *FileRange, more bool, err error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
-		return nil, nil, ErrClosed
+		return nil, nil, false, ErrClosed
 	}
 	// end before the size, as in ReadWith.
 	logEnd, start := l.end.Load(), l.start.Load()
 	if offset < start || offset > logEnd {
-		return nil, nil, fmt.Errorf("%w: offset %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, start, logEnd)
+		return nil, nil, false, fmt.Errorf("%w: offset %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, start, logEnd)
 	}
 	end = min(end, logEnd)
 	if offset >= end {
-		return nil, nil, nil
+		return nil, nil, false, nil
 	}
-	seg := l.segs[l.segmentFor(offset)]
+	si := l.segmentFor(offset)
+	seg := l.segs[si]
 	segSize := seg.size.Load()
 	hr := newHeaderReader(seg)
 	defer hr.release()
 	pos, firstSize, err := hr.findBatch(offset, segSize)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read offset %d: %w", offset, err)
+		return nil, nil, false, fmt.Errorf("read offset %d: %w", offset, err)
 	}
 	first, _, err := hr.header(pos, segSize) // in the window: findBatch read it
 	if err != nil {
-		return nil, nil, fmt.Errorf("read offset %d: %w", offset, err)
+		return nil, nil, false, fmt.Errorf("read offset %d: %w", offset, err)
 	}
 	limit := min(segSize, pos+max(int64(maxBytes), firstSize))
 	cut, err := hr.cutBefore(pos+firstSize, batchNext(first), limit, end)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read offset %d: %w", offset, err)
+		return nil, nil, false, fmt.Errorf("read offset %d: %w", offset, err)
 	}
 	n := cut - pos
-	if n < int64(minFile) {
+	more = cut == segSize && cut-pos < int64(maxBytes) && si+1 < len(l.segs) && l.segs[si+1].base < end
+	var f *os.File
+	if n >= int64(minFile) {
+		f, err = dupFile(seg.log)
+		if err != nil {
+			f = nil // out of descriptors: read instead
+		}
+	}
+	if f == nil {
 		var buf []byte
 		if alloc != nil {
 			if b := alloc(int(n)); int64(cap(b)) >= n {
@@ -86,16 +100,12 @@ func (l *Log) ReadRange(offset int64, maxBytes int32, end int64, minFile int, al
 		}
 		if filled := hr.cached(buf, pos); filled < len(buf) {
 			if _, err := seg.log.ReadAt(buf[filled:], pos+int64(filled)); err != nil {
-				return nil, nil, fmt.Errorf("read %s at %d: %w", seg.path, pos+int64(filled), err)
+				return nil, nil, false, fmt.Errorf("read %s at %d: %w", seg.path, pos+int64(filled), err)
 			}
 		}
-		return buf, nil, nil
+		return buf, nil, more, nil
 	}
-	f, err := dupFile(seg.log)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read offset %d: %w", offset, err)
-	}
-	return nil, &FileRange{File: f, Off: pos, Len: int(n)}, nil
+	return nil, &FileRange{File: f, Off: pos, Len: int(n)}, more, nil
 }
 
 // cutBefore returns the end of the last whole batch, walking from the

@@ -7,10 +7,11 @@ import (
 
 // wantRange is what ReadRange must find: whole batches from the one
 // holding offset, in its segment, below end, at most maxBytes except the
-// first.
-func wantRange(batches []stored, segs []SegmentInfo, offset int64, maxBytes int, end int64) []byte {
+// first; and whether it stopped at the segment's end with room and
+// batches below end left in later segments.
+func wantRange(batches []stored, segs []SegmentInfo, offset int64, maxBytes int, end int64) ([]byte, bool) {
 	if offset >= end {
-		return nil
+		return nil, false
 	}
 	var seg SegmentInfo
 	for _, s := range segs {
@@ -19,16 +20,19 @@ func wantRange(batches []stored, segs []SegmentInfo, offset int64, maxBytes int,
 		}
 	}
 	var out []byte
+	last := int64(-1)
 	for _, b := range batches {
 		if b.next <= offset || b.base < seg.BaseOffset || b.base >= seg.NextOffset || b.base >= end {
 			continue
 		}
 		if len(out) > 0 && len(out)+len(b.bytes) > maxBytes {
-			break
+			return out, false
 		}
 		out = append(out, b.bytes...)
+		last = b.next
 	}
-	return out
+	// Every batch of the segment below end was taken.
+	return out, last == seg.NextOffset && len(out) < maxBytes && seg.NextOffset < end
 }
 
 func TestReadRange(t *testing.T) {
@@ -44,11 +48,14 @@ func TestReadRange(t *testing.T) {
 			for _, maxBytes := range []int{1, 100, 300, 1000, 5000} {
 				for _, end := range []int64{offset, offset + 1, offset + 7, logEnd - 3, logEnd, logEnd + 10} {
 					minFile := []int{0, 200, 1 << 20}[(offset+end)%3]
-					got, r, err := l.ReadRange(offset, int32(maxBytes), end, minFile, nil)
+					got, r, more, err := l.ReadRange(offset, int32(maxBytes), end, minFile, nil)
 					if err != nil {
 						t.Fatalf("ReadRange(%d, %d, %d): %v", offset, maxBytes, end, err)
 					}
-					want := wantRange(batches, segs, offset, maxBytes, end)
+					want, wantMore := wantRange(batches, segs, offset, maxBytes, min(end, logEnd))
+					if more != wantMore {
+						t.Fatalf("ReadRange(%d, %d, %d): more %v, want %v", offset, maxBytes, end, more, wantMore)
+					}
 					if r != nil && got != nil || r != nil && r.Len < minFile || got != nil && len(got) >= minFile {
 						t.Fatalf("ReadRange(%d, %d, %d, %d): %d bytes and %v", offset, maxBytes, end, minFile, len(got), r)
 					}
@@ -66,10 +73,10 @@ func TestReadRange(t *testing.T) {
 			}
 		}
 	}
-	if _, _, err := l.ReadRange(logEnd+1, 100, logEnd+5, 0, nil); err == nil {
+	if _, _, _, err := l.ReadRange(logEnd+1, 100, logEnd+5, 0, nil); err == nil {
 		t.Fatal("ReadRange past the end: no error")
 	}
-	if b, r, err := l.ReadRange(logEnd, 100, logEnd+5, 0, nil); b != nil || r != nil || err != nil {
+	if b, r, _, err := l.ReadRange(logEnd, 100, logEnd+5, 0, nil); b != nil || r != nil || err != nil {
 		t.Fatalf("ReadRange at the end: %v, %v, %v", b, r, err)
 	}
 }
@@ -78,7 +85,7 @@ func TestReadRange(t *testing.T) {
 func TestReadRangeOutlivesSegment(t *testing.T) {
 	l := openLog(t, t.TempDir(), smallConfig())
 	batches := appendBatches(t, l, 60, 40, tsIndex)
-	_, r, err := l.ReadRange(0, 1<<20, l.EndOffset(), 0, nil)
+	_, r, _, err := l.ReadRange(0, 1<<20, l.EndOffset(), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +97,7 @@ func TestReadRangeOutlivesSegment(t *testing.T) {
 	if err := r.ReadTo(got); err != nil {
 		t.Fatal(err)
 	}
-	if want := wantRange(batches, []SegmentInfo{{BaseOffset: 0, NextOffset: segsNext(batches, r.Len)}}, 0, 1<<20, 1<<40); !bytes.Equal(got, want) {
+	if want, _ := wantRange(batches, []SegmentInfo{{BaseOffset: 0, NextOffset: segsNext(batches, r.Len)}}, 0, 1<<20, 1<<40); !bytes.Equal(got, want) {
 		t.Fatalf("got %d bytes, want %d", len(got), len(want))
 	}
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -29,6 +30,8 @@ const (
 // the connection is closed; serve then drains the slots left.
 func (c *conn) writeLoop() {
 	w := responseWriter{nc: c.nc, rc: c.rawConn, timeout: c.srv.cfg.WriteTimeout, onWrite: c.touch}
+	// Whatever is still buffered when the writer stops is never written.
+	defer w.dropPending()
 	for {
 		var s *slot
 		var ok bool
@@ -57,7 +60,10 @@ func (c *conn) writeLoop() {
 				// The responses before it are whole: send them.
 				_ = w.flush()
 			} else if s.req != nil {
+				// The writer owns them now; a slot dropped unwritten
+				// runs them itself (slot.unref).
 				w.afterWrite(s.req.afterWrite)
+				s.req.afterWrite = nil
 			}
 		}
 		s.unref()
@@ -145,6 +151,18 @@ type responseWriter struct {
 	// pending run after the next write: the bytes it sends are no longer
 	// needed then.
 	pending []func()
+}
+
+// dropPending runs what waits for a write that will not happen: the
+// writer has stopped.
+func (w *responseWriter) dropPending() {
+	for _, fn := range w.pending {
+		fn()
+	}
+	clear(w.pending)
+	w.pending = w.pending[:0]
+	clear(w.refs)
+	w.refs, w.refBytes = w.refs[:0], 0
 }
 
 // afterWrite runs fns once what is buffered no longer references what the
@@ -235,7 +253,19 @@ func (w *responseWriter) writeRefs() error {
 		default:
 			send()
 			if err == nil {
-				err = sendFile(w.rc, r.file)
+				if err = sendFile(w.rc, r.file); err == nil {
+					sentFromFiles.Add(int64(r.file.Len))
+				}
+			}
+			if errors.Is(err, errNoSendfile) {
+				// Written like any other connection's from now on.
+				w.rc, err = nil, nil
+				data, rerr := r.file.read()
+				if rerr != nil {
+					err = rerr
+					break
+				}
+				vecs = append(vecs, data)
 			}
 		}
 		if err != nil {

@@ -28,13 +28,14 @@ type Request struct {
 	files     []FileRecords
 }
 
-// AfterWrite asks for fn to run once the response to r has been handed to
-// the connection, that is when the bytes it references (record batches
-// left in place rather than copied) are no longer needed, so that their
-// buffer may be reused. It runs on the connection's writer. It does not
-// run when the response is never written (the connection closed first):
-// a buffer is then simply left to the garbage collector. A handler calls
-// it before it returns.
+// AfterWrite asks for fn to run once the bytes the response to r
+// references (record batches left in place rather than copied, files) are
+// no longer needed, so that their buffers may be reused and their files
+// closed: after the response has been handed to the connection, or once
+// it is known never to be (the connection closed first, or encoding it
+// failed). It runs exactly once, on the connection's writer or on the
+// goroutine that drops the request last. A handler calls it before it
+// returns.
 func (r *Request) AfterWrite(fn func()) { r.afterWrite = append(r.afterWrite, fn) }
 
 // DecodeRequest decodes a whole frame (the bytes after the int32 size

@@ -1,9 +1,11 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -28,6 +30,17 @@ func (f *FileRecords) read() ([]byte, error) {
 	}
 	return buf, nil
 }
+
+// sentFromFiles counts the record bytes sent with sendfile.
+var sentFromFiles atomic.Int64
+
+// SentFromFiles is how many record bytes Fetch responses have sent with
+// sendfile since the process started.
+func SentFromFiles() int64 { return sentFromFiles.Load() }
+
+// errNoSendfile: sendfile is not supported for this file or connection;
+// nothing was sent.
+var errNoSendfile = errors.New("sendfile not supported here")
 
 // sendFileConn returns the raw connection sendfile writes to, or nil when
 // nc cannot take it (not TCP, or not on this platform).

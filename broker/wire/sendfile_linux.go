@@ -32,6 +32,11 @@ func sendFile(rc syscall.RawConn, f *FileRecords) error {
 					left -= n
 				}
 				switch {
+				case (err == unix.EINVAL || err == unix.ENOSYS || err == unix.EOPNOTSUPP) && left == f.Len:
+					// This file or socket cannot take sendfile, and
+					// nothing went out yet: the caller writes instead.
+					serr = errNoSendfile
+					return true
 				case err == unix.EAGAIN:
 					return false // wait until the socket takes more
 				case err == unix.EINTR:

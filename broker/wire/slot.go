@@ -46,9 +46,20 @@ func (s *slot) finish(resp kmsg.Response, err error) {
 	s.unref()
 }
 
-// unref drops one reference; the last one releases the frame's budget.
+// unref drops one reference; the last one releases the frame's budget and
+// runs the request's AfterWrite functions if the writer never took them
+// (the response was dropped, or failed to encode).
 func (s *slot) unref() {
-	if s.refs.Add(-1) == 0 && s.budget != nil {
+	if s.refs.Add(-1) != 0 {
+		return
+	}
+	if s.budget != nil {
 		s.budget.release(s.charge)
+	}
+	if s.req != nil {
+		for _, fn := range s.req.afterWrite {
+			fn()
+		}
+		s.req.afterWrite = nil
 	}
 }
