@@ -29,6 +29,10 @@ import (
 // snapshot, taking one, closing the store) first waits for the checkpoint
 // in flight.
 
+// testBeforeCommit, when set by a test, runs before each checkpoint's
+// commit starts.
+var testBeforeCommit func()
+
 // ckptJob is one captured checkpoint.
 type ckptJob struct {
 	applied uint64
@@ -184,6 +188,9 @@ func (f *fsm) captureCheckpoint() (*ckptJob, error) {
 // redundant is forgotten and the covered tombstones removed. It runs on
 // the FSM goroutine (checkpoint) or on the checkpoint's own.
 func (f *fsm) commitCheckpoint(job *ckptJob) error {
+	if testBeforeCommit != nil {
+		testBeforeCommit()
+	}
 	for _, l := range job.logs {
 		if err := l.Sync(); err != nil {
 			return fmt.Errorf("sync %s: %w", l.Dir(), err)

@@ -9,13 +9,20 @@ import (
 // duration histogram.
 var CheckpointBuckets = []float64{0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5}
 
-// CheckpointStats is how long the FSM's checkpoints took: each one holds
-// up applying entries, so its duration is a stall every writer sees.
+// CheckpointStats is how long the FSM's checkpoints took, from capture to
+// commit (they run beside apply), and in Stall how long apply waited on
+// them each time (capturing, or waiting for the one in flight).
 type CheckpointStats struct {
+	DurationStats
+	Stall DurationStats
+}
+
+// DurationStats is a histogram of durations.
+type DurationStats struct {
 	Count uint64
 	Sum   time.Duration
-	// Buckets[i] counts checkpoints of at most CheckpointBuckets[i]
-	// seconds (cumulative, as Prometheus has them).
+	// Buckets[i] counts durations of at most CheckpointBuckets[i] seconds
+	// (cumulative, as Prometheus has them).
 	Buckets []uint64
 }
 
@@ -43,10 +50,13 @@ func (t *checkpointTimer) observe(d time.Duration) {
 
 // CheckpointStats reports the checkpoints since the store opened.
 func (s *Store) CheckpointStats() CheckpointStats {
-	t := &s.fsm.ckptTimer
+	return CheckpointStats{DurationStats: s.fsm.ckptTimer.stats(), Stall: s.fsm.ckptStall.stats()}
+}
+
+func (t *checkpointTimer) stats() DurationStats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	b := make([]uint64, len(CheckpointBuckets))
 	copy(b, t.buckets)
-	return CheckpointStats{Count: t.count, Sum: t.sum, Buckets: b}
+	return DurationStats{Count: t.count, Sum: t.sum, Buckets: b}
 }

@@ -15,7 +15,7 @@ type raftCollector struct {
 	s                                      Store
 	state, term, commit, applied, lastLog  *prometheus.Desc
 	fsmApplied, lag, snapshot, peers, lead *prometheus.Desc
-	checkpoint                             *prometheus.Desc
+	checkpoint, stall                      *prometheus.Desc
 }
 
 func newRaftCollector(s Store) *raftCollector {
@@ -35,13 +35,15 @@ func newRaftCollector(s Store) *raftCollector {
 		peers:      d("peers", "Other voters in the raft configuration."),
 		lead:       d("leader_id", "Node id of the raft leader, -1 when none is known."),
 		checkpoint: prometheus.NewDesc(prometheus.BuildFQName(namespace, "fsm", "checkpoint_seconds"),
-			"How long the FSM's checkpoints took (segment fsyncs and the metadata commit); applying entries waits meanwhile.", nil, nil),
+			"How long the FSM's checkpoints took, from capture to commit (segment fsyncs and the metadata commit); they run beside apply.", nil, nil),
+		stall: prometheus.NewDesc(prometheus.BuildFQName(namespace, "fsm", "checkpoint_stall_seconds"),
+			"How long applying entries waited on a checkpoint: capturing what changed, or waiting for the checkpoint in flight.", nil, nil),
 	}
 }
 
 func (c *raftCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.state, c.term, c.commit, c.applied, c.lastLog,
-		c.fsmApplied, c.lag, c.snapshot, c.peers, c.lead, c.checkpoint} {
+		c.fsmApplied, c.lag, c.snapshot, c.peers, c.lead, c.checkpoint, c.stall} {
 		ch <- d
 	}
 }
@@ -82,9 +84,13 @@ func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	g(c.lead, leader)
 	cs := c.s.CheckpointStats()
-	buckets := make(map[float64]uint64, len(raftstore.CheckpointBuckets))
-	for i, b := range raftstore.CheckpointBuckets {
-		buckets[b] = cs.Buckets[i]
+	hist := func(d *prometheus.Desc, h raftstore.DurationStats) {
+		buckets := make(map[float64]uint64, len(raftstore.CheckpointBuckets))
+		for i, b := range raftstore.CheckpointBuckets {
+			buckets[b] = h.Buckets[i]
+		}
+		ch <- prometheus.MustNewConstHistogram(d, h.Count, h.Sum.Seconds(), buckets)
 	}
-	ch <- prometheus.MustNewConstHistogram(c.checkpoint, cs.Count, cs.Sum.Seconds(), buckets)
+	hist(c.checkpoint, cs.DurationStats)
+	hist(c.stall, cs.Stall)
 }
