@@ -9,8 +9,10 @@ import (
 
 // Flush fsyncs every file written since the last flush and records the
 // recovery point, the end offset as of now, in the checkpoint. Appends
-// wait while it runs.
+// wait while it runs; a Sync in progress finishes first.
 func (l *Log) Flush() error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	if l.isClosed() {
@@ -19,22 +21,131 @@ func (l *Log) Flush() error {
 	return l.flushLocked()
 }
 
+// flushLocked is Flush; the caller holds syncMu and wmu.
 func (l *Log) flushLocked() error {
+	if l.syncErr != nil {
+		return l.syncErr
+	}
 	for _, s := range l.segs {
 		if s.dirty {
 			if err := s.sync(); err != nil {
-				return fmt.Errorf("flush: %w", err)
+				l.syncErr = fmt.Errorf("flush: %w", err)
+				return l.syncErr
 			}
 		}
 	}
 	if l.dirDirty {
 		if err := SyncDir(l.dir); err != nil {
-			return fmt.Errorf("flush: %w", err)
+			l.syncErr = fmt.Errorf("flush: %w", err)
+			return l.syncErr
 		}
 		l.dirDirty = false
 	}
 	l.recoveryPoint = l.end.Load()
 	return l.saveCheckpoint(l.checkpointNow())
+}
+
+// Sync is Flush for a caller that must not hold up appends while the disk
+// works: it makes durable everything appended before it was called, then
+// records the recovery point as of then. Appends, rolls and reads go on
+// during the fsyncs and the checkpoint file's write; only choosing what
+// to sync takes the writer's lock. A segment removed meanwhile (retention)
+// needs no sync: its bytes are below the start offset. A failed sync is
+// final: every later Sync, Flush and Close returns its error, and no
+// recovery point is recorded again (after a failed fsync the kernel may
+// have dropped the pages, so a later fsync that succeeds proves nothing).
+func (l *Log) Sync() error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	l.wmu.Lock()
+	if l.isClosed() {
+		l.wmu.Unlock()
+		return ErrClosed
+	}
+	if l.syncErr != nil {
+		l.wmu.Unlock()
+		return l.syncErr
+	}
+	end, truncations := l.end.Load(), l.truncations
+	var segs []*segment
+	for _, s := range l.segs {
+		if s.dirty {
+			segs = append(segs, s)
+			// An append from now on marks it again, for the next sync;
+			// a Flush waits for this one (syncMu).
+			s.dirty = false
+		}
+	}
+	dirDirty := l.dirDirty
+	l.dirDirty = false
+	l.wmu.Unlock()
+
+	err := func() error {
+		for _, s := range segs {
+			// os.File defers a Close racing with Sync until Sync returns;
+			// only Detach closes files under a Sync (Close waits).
+			if err := s.syncFiles(); err != nil && !(errors.Is(err, os.ErrClosed) && l.removed(s)) {
+				return fmt.Errorf("sync: %w", err)
+			}
+		}
+		if dirDirty {
+			if err := SyncDir(l.dir); err != nil {
+				return fmt.Errorf("sync: %w", err)
+			}
+		}
+		return nil
+	}()
+
+	l.wmu.Lock()
+	if err != nil {
+		l.syncErr = err
+		l.wmu.Unlock()
+		return err
+	}
+	if l.isClosed() {
+		l.wmu.Unlock()
+		return ErrClosed
+	}
+	// A truncation meanwhile lowered the recovery point itself, and the
+	// bytes synced may be gone: then the next sync records it.
+	if l.truncations == truncations && end > l.recoveryPoint {
+		l.recoveryPoint = end
+	}
+	c := l.checkpointNow()
+	// The file is written outside the writer's lock; ckMu keeps a later
+	// checkpoint (an AdvanceStartOffset under wmu) from being overwritten
+	// by this older one: it is taken before wmu is released.
+	l.ckMu.Lock()
+	l.wmu.Unlock()
+	defer l.ckMu.Unlock()
+	return l.writeCheckpointLocked(c)
+}
+
+// removed reports whether s is no longer one of the log's segments.
+func (l *Log) removed(s *segment) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return !slices.Contains(l.segs, s)
+}
+
+// saveCheckpoint writes c if it differs from the last one written. The
+// caller holds wmu.
+func (l *Log) saveCheckpoint(c checkpoint) error {
+	l.ckMu.Lock()
+	defer l.ckMu.Unlock()
+	return l.writeCheckpointLocked(c)
+}
+
+// writeCheckpointLocked is saveCheckpoint with ckMu held.
+func (l *Log) writeCheckpointLocked(c checkpoint) error {
+	if c.equal(l.saved) {
+		return nil
+	}
+	if err := writeCheckpoint(l.dir, c); err != nil {
+		return err
+	}
+	l.saved = c
+	return nil
 }
 
 // checkpointNow is the checkpoint to write now: the current start offset
@@ -51,75 +162,4 @@ func (l *Log) checkpointNow() checkpoint {
 		}
 	}
 	return c
-}
-
-// saveCheckpoint writes c if it differs from the last one written.
-func (l *Log) saveCheckpoint(c checkpoint) error {
-	if c.equal(l.saved) {
-		return nil
-	}
-	if err := writeCheckpoint(l.dir, c); err != nil {
-		return err
-	}
-	l.saved = c
-	return nil
-}
-
-// Sync is Flush for a caller that must not hold up appends while the disk
-// works: it makes durable everything appended before it was called, then
-// records the recovery point as of then. Appends, rolls and reads go on
-// during the fsyncs; only choosing what to sync and writing the checkpoint
-// file take the writer's lock. A segment removed meanwhile (retention)
-// needs no sync: its bytes are below the start offset.
-func (l *Log) Sync() error {
-	l.wmu.Lock()
-	if l.isClosed() {
-		l.wmu.Unlock()
-		return ErrClosed
-	}
-	end, truncations := l.end.Load(), l.truncations
-	var segs []*segment
-	for _, s := range l.segs {
-		if s.dirty {
-			segs = append(segs, s)
-			// An append from now on marks it again, for the next sync.
-			s.dirty = false
-		}
-	}
-	dirDirty := l.dirDirty
-	l.dirDirty = false
-	l.wmu.Unlock()
-
-	// Not marked dirty again on an error: after a failed fsync the kernel
-	// may have dropped the pages, and a later sync that succeeds would
-	// prove nothing. The caller must stop.
-	for _, s := range segs {
-		// os.File defers a Close racing with Sync until Sync returns.
-		if err := s.syncFiles(); err != nil && !(errors.Is(err, os.ErrClosed) && l.removed(s)) {
-			return fmt.Errorf("sync: %w", err)
-		}
-	}
-	if dirDirty {
-		if err := SyncDir(l.dir); err != nil {
-			return fmt.Errorf("sync: %w", err)
-		}
-	}
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	if l.isClosed() {
-		return ErrClosed
-	}
-	// A truncation meanwhile lowered the recovery point itself, and the
-	// bytes synced may be gone: then the next sync records it.
-	if l.truncations == truncations && end > l.recoveryPoint {
-		l.recoveryPoint = end
-	}
-	return l.saveCheckpoint(l.checkpointNow())
-}
-
-// removed reports whether s is no longer one of the log's segments.
-func (l *Log) removed(s *segment) bool {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return !slices.Contains(l.segs, s)
 }

@@ -19,11 +19,19 @@ type Log struct {
 	dir    string
 	logger *slog.Logger
 
+	// syncMu orders Sync against Flush and Close: a Sync marks segments
+	// clean before it fsyncs them, so they wait for it. Taken before wmu.
+	syncMu sync.Mutex
+	// ckMu guards saved and the checkpoint file's writes; taken after wmu
+	// (Sync writes the file after releasing wmu).
+	ckMu sync.Mutex
+
 	// wmu serializes the writers and guards the fields below it.
 	wmu           sync.Mutex
 	cfg           Config
 	recoveryPoint int64      // end offset as of the last flush
-	saved         checkpoint // the checkpoint last written
+	saved         checkpoint // the checkpoint last written (guarded by ckMu)
+	syncErr       error      // a failed Sync or Flush: final
 	dirDirty      bool       // files created or removed since the last flush
 	truncations   uint64     // Truncate calls that cut something (Sync)
 
@@ -104,6 +112,10 @@ func (l *Log) Close() error { return l.close(true) }
 func (l *Log) Detach() error { return l.close(false) }
 
 func (l *Log) close(flush bool) error {
+	if flush {
+		l.syncMu.Lock()
+		defer l.syncMu.Unlock()
+	}
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	if l.isClosed() {

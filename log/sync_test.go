@@ -104,3 +104,28 @@ func TestSyncAfterTruncate(t *testing.T) {
 		t.Fatalf("recovery point %d past the truncated end %d (%v)", c.RecoveryPoint, batches[5].base, err)
 	}
 }
+
+// A failed Sync is final: Flush and Close return its error and never
+// record a recovery point over the bytes it could not sync.
+func TestSyncFailureIsFinal(t *testing.T) {
+	dir := t.TempDir()
+	l := openLog(t, dir, smallConfig())
+	appendBatches(t, l, 20, 150, tsIndex)
+	before, _, _ := readCheckpoint(dir)
+	// The disk fails under the active segment (its file closed, so its
+	// fsync fails while the segment is still the log's).
+	l.segs[len(l.segs)-1].log.Close()
+	if err := l.Sync(); err == nil {
+		t.Fatal("Sync over a failed file succeeded")
+	}
+	if err := l.Flush(); err == nil {
+		t.Fatal("Flush after a failed Sync succeeded")
+	}
+	if err := l.Close(); err == nil {
+		t.Fatal("Close after a failed Sync succeeded")
+	}
+	after, _, _ := readCheckpoint(dir)
+	if after.RecoveryPoint != before.RecoveryPoint {
+		t.Fatalf("recovery point moved from %d to %d after a failed sync", before.RecoveryPoint, after.RecoveryPoint)
+	}
+}

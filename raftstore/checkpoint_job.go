@@ -230,10 +230,11 @@ func (f *fsm) startCheckpoint() error {
 	f.ckptBusy = true
 	go func() {
 		err := f.commitCheckpoint(job)
-		f.ckptTimer.observe(time.Since(start))
-		if err != nil {
+		if err == nil {
+			f.ckptTimer.observe(time.Since(start))
+		} else {
 			// Store.Failed reports it at once; apply stops at its next
-			// batch (pollCheckpoint).
+			// batch (pollCheckpoint), Close at once.
 			f.markFailed(fmt.Errorf("checkpoint at raft index %d: %w", job.applied, err))
 		}
 		f.ckptDone <- err

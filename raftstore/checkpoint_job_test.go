@@ -1,11 +1,17 @@
 package raftstore
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/brokerd/brokerd/internal/batchtest"
+	"github.com/brokerd/brokerd/topic"
 )
 
 // TestCheckpointInFlight: while a checkpoint's commit is held up, apply
@@ -135,5 +141,95 @@ func TestCheckpointedKeepsNewerDelta(t *testing.T) {
 	}
 	if tbl.dropped["r"] == 0 {
 		t.Fatal("a drop made since the capture was forgotten")
+	}
+}
+
+// TestCloseAfterFailedCheckpoint: a checkpoint that fails in the
+// background stops the node at once; Close, called before apply sees it,
+// treats the FSM as stopped (logs detached, no flush, no checkpoint).
+func TestCloseAfterFailedCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStore(t, dir)
+	ctx := context.Background()
+	for _, name := range []string{"t", "u"} {
+		if err := s.CreateTopic(ctx, name, topic.NewID(), 1, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(t, s, "t", 0, batchtest.NoProducer, "a")
+	u := s.fsm.partition("u", 0)
+	var once sync.Once
+	testBeforeCommit = func() {
+		// The disk fails under u-0: the job's sync of it fails.
+		once.Do(func() { _ = u.log.Detach() })
+	}
+	defer func() { testBeforeCommit = nil }()
+	s.fsm.checkpointDue.Store(true)
+	produce(t, s, "u", 0, batchtest.NoProducer, "b")
+	if err := waitFailed(t, s); err == nil || !strings.Contains(err.Error(), "checkpoint") {
+		t.Fatalf("FailErr = %v", err)
+	}
+	s.Close()
+	if !s.fsm.stopped {
+		t.Fatal("Close after a failed checkpoint closed the logs as a healthy node's")
+	}
+}
+
+// TestScanPages: a scan over more committed entries than a page merges
+// the changes since the checkpoint in key order across page boundaries,
+// and its callback may read state (a nested read between pages).
+func TestScanPages(t *testing.T) {
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	ctx := context.Background()
+	gen := deployTestProcessor(t, s)
+	want := map[string]string{}
+	var puts []StateEntry
+	for i := range 3*scanPage + 10 {
+		k := fmt.Sprintf("k%04d", i)
+		puts = append(puts, StateEntry{Key: []byte(k), Value: []byte("1")})
+		want[k] = "1"
+	}
+	st := &ProcStep{Name: "p", Generation: gen, Now: time.Now().UnixMilli(), Start: map[string]int64{"in/0": 0}, End: map[string]int64{"in/0": 1}, Puts: puts, In: 1}
+	if err := s.ApplyStep(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SnapshotNow(); err != nil { // checkpoints: all of it in bbolt
+		t.Fatal(err)
+	}
+	// Changes since: deletes, updates, and new keys between committed
+	// ones and past the last, some right at page boundaries.
+	st = &ProcStep{Name: "p", Generation: gen, Seq: 1, Now: time.Now().UnixMilli(), Start: map[string]int64{"in/0": 1}, End: map[string]int64{"in/0": 2}, In: 1}
+	for i := 0; i < 3*scanPage+10; i += 7 {
+		k := fmt.Sprintf("k%04d", i)
+		st.Deletes = append(st.Deletes, []byte(k))
+		delete(want, k)
+	}
+	for _, i := range []int{1, scanPage - 1, scanPage, scanPage + 1, 2 * scanPage} {
+		k := fmt.Sprintf("k%04d", i)
+		st.Puts = append(st.Puts, StateEntry{Key: []byte(k), Value: []byte("2")}, StateEntry{Key: []byte(k + "x"), Value: []byte("3")})
+		want[k], want[k+"x"] = "2", "3"
+	}
+	st.Puts = append(st.Puts, StateEntry{Key: []byte("k9999"), Value: []byte("4")})
+	want["k9999"] = "4"
+	if err := s.ApplyStep(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	err := s.ProcessorStateScan("p", []byte("k"), func(k, v []byte) bool {
+		if string(v) != want[string(k)] {
+			t.Fatalf("%s = %q, want %q", k, v, want[string(k)])
+		}
+		if got, ok, err := s.ProcessorState("p", k); err != nil || !ok || !bytes.Equal(got, v) {
+			t.Fatalf("read of %s inside the scan: %q %v %v", k, got, ok, err)
+		}
+		keys = append(keys, string(k))
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.IsSorted(keys) || len(keys) != len(want) {
+		t.Fatalf("scanned %d keys (sorted %v), want %d", len(keys), slices.IsSorted(keys), len(want))
 	}
 }

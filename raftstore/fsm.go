@@ -346,6 +346,16 @@ func (f *fsm) fail(err error) error {
 	return errStopped
 }
 
+// failed reports whether the node has failed (markFailed).
+func (f *fsm) failed() bool {
+	select {
+	case <-f.failCh:
+		return true
+	default:
+		return false
+	}
+}
+
 // markFailed reports the node's failure (Store.Failed) once; the first
 // error wins. Any goroutine may call it; only apply stops applying.
 func (f *fsm) markFailed(err error) {

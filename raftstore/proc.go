@@ -285,39 +285,71 @@ func (s *Store) ProcessorStateScan(name string, prefix []byte, fn func(key, valu
 	dropped := t.dropped[name] != 0
 	t.mu.RUnlock()
 	slices.Sort(pending)
-	return f.db.View(func(tx *bolt.Tx) error {
-		var c *bolt.Cursor
-		if b := procBucket(tx, name); b != nil && !dropped {
-			c = b.Cursor()
-		}
-		var k, v []byte
-		if c != nil {
-			k, v = c.Seek(prefix)
-		}
-		for {
-			if k != nil && !bytes.HasPrefix(k, prefix) {
-				k = nil
-			}
-			if k == nil && len(pending) == 0 {
-				return nil
-			}
-			// The smaller key goes first; a delta entry hides the
-			// committed one of the same key.
-			if len(pending) > 0 && (k == nil || pending[0] <= string(k)) {
-				d := pending[0]
-				pending = pending[1:]
-				if k != nil && d == string(k) {
+	// bbolt is read a page at a time, and fn runs between the reads: a
+	// callback that reads state (a nested read transaction) could
+	// otherwise deadlock with a checkpoint's commit waiting to remap the
+	// file, and a slow one would hold that commit up.
+	emit := func(d string) bool {
+		dv := delta[d]
+		return dv == nil || fn([]byte(d), dv)
+	}
+	from, inclusive := prefix, true
+	for {
+		var page []StateEntry
+		if !dropped {
+			err := f.db.View(func(tx *bolt.Tx) error {
+				b := procBucket(tx, name)
+				if b == nil {
+					return nil
+				}
+				c := b.Cursor()
+				k, v := c.Seek(from)
+				if k != nil && !inclusive && bytes.Equal(k, from) {
 					k, v = c.Next()
 				}
-				if dv := delta[d]; dv != nil && !fn([]byte(d), dv) {
+				for ; k != nil && bytes.HasPrefix(k, prefix) && len(page) < scanPage; k, v = c.Next() {
+					page = append(page, StateEntry{Key: slices.Clone(k), Value: slices.Clone(v)})
+				}
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("scan state of processor %s: %w", name, err)
+			}
+		}
+		for _, e := range page {
+			// The smaller key goes first; a delta entry hides the
+			// committed one of the same key.
+			for len(pending) > 0 && pending[0] < string(e.Key) {
+				d := pending[0]
+				pending = pending[1:]
+				if !emit(d) {
+					return nil
+				}
+			}
+			if len(pending) > 0 && pending[0] == string(e.Key) {
+				d := pending[0]
+				pending = pending[1:]
+				if !emit(d) {
 					return nil
 				}
 				continue
 			}
-			if !fn(slices.Clone(k), slices.Clone(v)) {
+			if !fn(e.Key, e.Value) {
 				return nil
 			}
-			k, v = c.Next()
 		}
-	})
+		if len(page) < scanPage {
+			for _, d := range pending {
+				if !emit(d) {
+					return nil
+				}
+			}
+			return nil
+		}
+		from, inclusive = page[len(page)-1].Key, false
+	}
 }
+
+// scanPage is how many committed entries ProcessorStateScan reads per
+// bbolt transaction.
+const scanPage = 256

@@ -395,10 +395,17 @@ func (s *Store) Close() error {
 	// Raft's FSM goroutine has stopped: nothing else touches the FSM. A
 	// stopped FSM takes no checkpoint: its state may hold half an entry
 	// (but one in flight finishes before the files close).
-	if s.fsm.stopped {
-		_ = s.fsm.awaitCheckpoint()
-	} else {
+	// A checkpoint that failed in the background stops the FSM too,
+	// whether or not apply has seen it yet.
+	if err := s.fsm.awaitCheckpoint(); err != nil {
+		s.fsm.fail(fmt.Errorf("checkpoint: %w", err))
+	}
+	if !s.fsm.stopped && s.fsm.failed() {
+		s.fsm.stopped = true
+	}
+	if !s.fsm.stopped {
 		if err := s.fsm.checkpoint(); err != nil {
+			s.fsm.fail(fmt.Errorf("final checkpoint: %w", err))
 			errs = append(errs, fmt.Errorf("final checkpoint: %w", err))
 		}
 	}
