@@ -60,10 +60,13 @@ func (t processTarget) Start(ctx context.Context) (Server, error) {
 	if err != nil {
 		return Server{}, fmt.Errorf("bench executable: %w", err)
 	}
-	args := []string{"-serve", t.inner}
-	if t.o.DataDir != "" {
-		args = append(args, "-dir", t.o.DataDir)
+	// The child's data goes in a directory of the parent's, removed once
+	// the child has exited, even when it had to be killed.
+	work, err := os.MkdirTemp(t.o.DataDir, "bench-serve-*")
+	if err != nil {
+		return Server{}, fmt.Errorf("bench server directory: %w", err)
 	}
+	args := []string{"-serve", t.inner, "-dir", work}
 	if t.o.Verbose {
 		args = append(args, "-v")
 	}
@@ -81,12 +84,14 @@ func (t processTarget) Start(ctx context.Context) (Server, error) {
 		return Server{}, err
 	}
 	if err := cmd.Start(); err != nil {
+		os.RemoveAll(work)
 		return Server{}, fmt.Errorf("start %s server: %w", t.inner, err)
 	}
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
+		os.RemoveAll(work)
 		return Server{}, fmt.Errorf("%s server did not report its address: %w", t.inner, err)
 	}
 	pid := cmd.Process.Pid
@@ -100,6 +105,7 @@ func (t processTarget) Start(ctx context.Context) (Server, error) {
 			_ = cmd.Process.Kill()
 			<-done
 		}
+		os.RemoveAll(work)
 	}
 	cpu := func() (time.Duration, bool) {
 		d, err := processCPU(pid)

@@ -21,6 +21,8 @@ const (
 	// response is dropped after use rather than kept for the connection's
 	// life.
 	maxRetainedWriteBuf = 1 << 20
+	// maxRetainedRefs: the same for the referenced records' list.
+	maxRetainedRefs = 256
 )
 
 // writeLoop sends responses in request order. Ready responses are encoded
@@ -308,6 +310,13 @@ func (w *responseWriter) flush() error {
 		w.buf = nil
 	} else {
 		w.buf = w.buf[:0]
+	}
+	// Likewise the lists a response with thousands of partitions grew.
+	if cap(w.refs) > maxRetainedRefs {
+		w.refs = nil
+	}
+	if cap(w.vecs) > 2*maxRetainedRefs {
+		w.vecs = nil
 	}
 	if err != nil {
 		return fmt.Errorf("writing responses: %w", err)
