@@ -51,15 +51,7 @@ func (l *Log) ReadWith(offset int64, maxBytes int32, alloc func(n int) []byte) (
 		avail += s.size.Load()
 	}
 	n := max(min(int64(maxBytes), avail), firstSize)
-	var buf []byte
-	if alloc != nil {
-		if b := alloc(int(n)); int64(cap(b)) >= n {
-			buf = b[:n]
-		}
-	}
-	if buf == nil {
-		buf = make([]byte, n)
-	}
+	buf := allocRead(alloc, n)
 	// The header walk's window often holds the data already (reads at the
 	// tail always do); take it from there and read only the rest.
 	filled := int64(hr.cached(buf, pos))
@@ -72,6 +64,17 @@ func (l *Log) ReadWith(offset int64, maxBytes int32, alloc func(n int) []byte) (
 		filled += want
 	}
 	return buf[:wholeBatches(buf[:filled], end)], nil
+}
+
+// allocRead returns a buffer of n bytes from alloc, or a fresh one when
+// alloc is nil or its buffer too small.
+func allocRead(alloc func(n int) []byte, n int64) []byte {
+	if alloc != nil {
+		if b := alloc(int(n)); int64(cap(b)) >= n {
+			return b[:n]
+		}
+	}
+	return make([]byte, n)
 }
 
 // wholeBatches returns the length of the prefix of buf made of whole

@@ -89,15 +89,7 @@ func (l *Log) ReadRange(offset int64, maxBytes int32, end int64, minFile int, al
 		}
 	}
 	if f == nil {
-		var buf []byte
-		if alloc != nil {
-			if b := alloc(int(n)); int64(cap(b)) >= n {
-				buf = b[:n]
-			}
-		}
-		if buf == nil {
-			buf = make([]byte, n)
-		}
+		buf := allocRead(alloc, n)
 		if filled := hr.cached(buf, pos); filled < len(buf) {
 			if _, err := seg.log.ReadAt(buf[filled:], pos+int64(filled)); err != nil {
 				return nil, nil, false, fmt.Errorf("read %s at %d: %w", seg.path, pos+int64(filled), err)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/brokerd/brokerd/internal/batchtest"
-	"github.com/brokerd/brokerd/topic"
 )
 
 // TestCheckpointInFlight: while a checkpoint's commit is held up, apply
@@ -148,15 +147,7 @@ func TestCheckpointedKeepsNewerDelta(t *testing.T) {
 // background stops the node at once; Close, called before apply sees it,
 // treats the FSM as stopped (logs detached, no flush, no checkpoint).
 func TestCloseAfterFailedCheckpoint(t *testing.T) {
-	dir := t.TempDir()
-	s := openTestStore(t, dir)
-	ctx := context.Background()
-	for _, name := range []string{"t", "u"} {
-		if err := s.CreateTopic(ctx, name, topic.NewID(), 1, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	produce(t, s, "t", 0, batchtest.NoProducer, "a")
+	s := openTwoTopics(t, t.TempDir())
 	u := s.fsm.partition("u", 0)
 	var once sync.Once
 	testBeforeCommit = func() {

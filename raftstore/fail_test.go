@@ -11,6 +11,20 @@ import (
 	"github.com/brokerd/brokerd/topic"
 )
 
+// openTwoTopics opens a store in dir with topics t and u of one partition
+// each, and one record in t-0.
+func openTwoTopics(t *testing.T, dir string) *Store {
+	t.Helper()
+	s := openTestStore(t, dir)
+	for _, name := range []string{"t", "u"} {
+		if err := s.CreateTopic(context.Background(), name, topic.NewID(), 1, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(t, s, "t", 0, batchtest.NoProducer, "a")
+	return s
+}
+
 // waitCheckpoints waits until n checkpoints have committed since the store
 // opened.
 func waitCheckpoints(t *testing.T, s *Store, n uint64) {
@@ -44,14 +58,8 @@ func waitFailed(t *testing.T, s *Store) error {
 // lacked a batch the others had.
 func TestStorageErrorStopsApply(t *testing.T) {
 	dir := t.TempDir()
-	s := openTestStore(t, dir)
+	s := openTwoTopics(t, dir)
 	ctx := context.Background()
-	for _, name := range []string{"t", "u"} {
-		if err := s.CreateTopic(ctx, name, topic.NewID(), 1, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	produce(t, s, "t", 0, batchtest.NoProducer, "a")
 	checkpointed := s.fsm.applied
 	count := s.CheckpointStats().Count
 	s.fsm.checkpointDue.Store(true)

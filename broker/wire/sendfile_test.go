@@ -12,6 +12,28 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// tcpPair returns the two ends of a TCP connection on 127.0.0.1, closed
+// when the test ends.
+func tcpPair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	server, err = ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Close() })
+	return client, server
+}
+
 // TestSendFile: on a TCP connection, records left in files go out with
 // sendfile between the writev'd parts, and the client reads exactly what
 // kmsg encodes.
@@ -19,20 +41,7 @@ func TestSendFile(t *testing.T) {
 	if !canSendFile {
 		t.Skip("no sendfile on this platform")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, server := tcpPair(t)
 	rc := sendFileConn(server)
 	if rc == nil {
 		t.Fatal("a TCP connection does not take sendfile")
@@ -75,21 +84,7 @@ func TestSendFileShortFile(t *testing.T) {
 	if !canSendFile {
 		t.Skip("no sendfile on this platform")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
+	client, server := tcpPair(t)
 	go io.Copy(io.Discard, client)
 	f, err := os.CreateTemp(t.TempDir(), "records")
 	if err != nil {
