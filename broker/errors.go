@@ -53,6 +53,7 @@ var codeTable = []struct {
 	{topic.ErrUnknownConfig, kerr.InvalidConfig},
 	{log.ErrBatchTooLarge, kerr.MessageTooLarge},
 	{log.ErrCorruptBatch, kerr.CorruptMessage},
+	{log.ErrInvalidRecord, kerr.InvalidRecord},
 	{log.ErrUnsupportedMagic, kerr.CorruptMessage},
 	{log.ErrOffsetOutOfRange, kerr.OffsetOutOfRange},
 }

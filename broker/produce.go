@@ -28,6 +28,7 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 	var slots []slot
 	acksOK := r.Acks == 0 || r.Acks == 1 || r.Acks == -1
 	leader := b.store.IsLeader()
+	dups := duplicatePartitions(r)
 	for ti, rt := range r.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -51,8 +52,12 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 				err = kerr.UnknownTopicOrPartition
 			case !leader:
 				err = kerr.NotLeaderForPartition
+			case dups[tp{rt.Topic, rp.Partition}]:
+				// Neither is appended: Kafka keeps the last silently,
+				// which loses the first without an error.
+				err = fmt.Errorf("%w: partition %s-%d appears more than once in one Produce request", log.ErrInvalidRecord, rt.Topic, rp.Partition)
 			default:
-				_, err = log.ValidateBatch(rp.Records, maxBytes)
+				_, err = log.ValidateClientBatch(rp.Records, maxBytes)
 			}
 			if err != nil {
 				sp.ErrorCode = errorCode(err)
@@ -110,6 +115,38 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 		b.logger.Debug("produce proposal failed", "err", err)
 	}
 	return resp
+}
+
+type tp struct {
+	topic     string
+	partition int32
+}
+
+// duplicatePartitions returns the partitions a Produce request names more
+// than once, or nil.
+func duplicatePartitions(r *kmsg.ProduceRequest) map[tp]bool {
+	n := 0
+	for _, rt := range r.Topics {
+		n += len(rt.Partitions)
+	}
+	if n < 2 {
+		return nil
+	}
+	seen := make(map[tp]bool, n)
+	var dups map[tp]bool
+	for _, rt := range r.Topics {
+		for _, rp := range rt.Partitions {
+			k := tp{rt.Topic, rp.Partition}
+			if seen[k] {
+				if dups == nil {
+					dups = map[tp]bool{}
+				}
+				dups[k] = true
+			}
+			seen[k] = true
+		}
+	}
+	return dups
 }
 
 // defaults are the broker-level topic config defaults.

@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brokerd/brokerd/internal/batchtest"
 )
 
 // codecs are the compression codecs every client must be able to use.
@@ -709,6 +711,53 @@ func TestFranzGoProduceErrors(t *testing.T) {
 			if strings.ContainsAny(td.Topic, " /\t") || td.Topic == "" || td.Topic == "." || td.Topic == ".." {
 				t.Errorf("a topic with an invalid name exists: %q", td.Topic)
 			}
+		}
+	})
+
+	// Batches a client may not write, answered INVALID_RECORD (87) as
+	// Kafka's LogValidator does, and appended nowhere.
+	t.Run("InvalidRecord", func(t *testing.T) {
+		const topic = "invalid-records"
+		createTopic(t, adm, topic, 2, nil)
+		cl := newKgo(t, n.KafkaAddr())
+		control := batchtest.New(batchtest.NoProducer, []byte("x"))
+		control[22] |= 0x20 // attributes: control batch
+		control = batchtest.Seal(control)
+		noSeq := batchtest.New(batchtest.Options{ProducerID: 7, ProducerEpoch: 0, BaseSequence: -1}, []byte("x"))
+		ok := batchtest.New(batchtest.NoProducer, []byte("x"))
+		for _, tc := range []struct {
+			name  string
+			parts []int32
+			data  [][]byte
+		}{
+			{"control batch", []int32{0}, [][]byte{control}},
+			{"idempotent batch without a sequence", []int32{0}, [][]byte{noSeq}},
+			{"the same partition twice", []int32{1, 1}, [][]byte{ok, ok}},
+		} {
+			req := kmsg.NewPtrProduceRequest()
+			req.Acks = -1
+			req.TimeoutMillis = 5000
+			rt := kmsg.NewProduceRequestTopic()
+			rt.Topic = topic
+			for i, p := range tc.parts {
+				rp := kmsg.NewProduceRequestTopicPartition()
+				rp.Partition = p
+				rp.Records = tc.data[i]
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			req.Topics = append(req.Topics, rt)
+			resp, err := req.RequestWith(ctx, cl)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			for _, p := range resp.Topics[0].Partitions {
+				if p.ErrorCode != kerr.InvalidRecord.Code {
+					t.Errorf("%s: partition %d answered %v, want INVALID_RECORD", tc.name, p.Partition, kerr.ErrorForCode(p.ErrorCode))
+				}
+			}
+		}
+		if ends := endOffsets(t, adm, topic); ends[0] != 0 || ends[1] != 0 {
+			t.Fatalf("refused batches were appended: end offsets %v", ends)
 		}
 	})
 

@@ -13,6 +13,11 @@ var (
 	// Kafka error MESSAGE_TOO_LARGE.
 	ErrBatchTooLarge = errors.New("record batch too large")
 
+	// ErrInvalidRecord reports a well-formed batch a client may not write:
+	// a control batch, or an idempotent batch without a sequence. Kafka
+	// error INVALID_RECORD.
+	ErrInvalidRecord = errors.New("invalid record batch")
+
 	// ErrUnsupportedMagic reports a batch whose magic byte is not 2. Errors
 	// carrying it also match ErrCorruptBatch.
 	ErrUnsupportedMagic = errors.New("unsupported record batch magic")

@@ -8,6 +8,24 @@ import (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// ValidateClientBatch is ValidateBatch plus what Kafka refuses from a
+// client's Produce only: control batches (transaction markers are the
+// coordinator's to write; a stray one makes consumers loop or deliver it
+// as a record) and batches with a producer id but a negative base
+// sequence. Those errors wrap ErrInvalidRecord (INVALID_RECORD).
+func ValidateClientBatch(b []byte, maxBytes int) (BatchHeader, error) {
+	h, err := ValidateBatch(b, maxBytes)
+	switch {
+	case err != nil:
+		return h, err
+	case h.Control():
+		return h, fmt.Errorf("%w: clients may not write control batches", ErrInvalidRecord)
+	case h.ProducerID >= 0 && h.BaseSequence < 0:
+		return h, fmt.Errorf("%w: base sequence %d with producer id %d", ErrInvalidRecord, h.BaseSequence, h.ProducerID)
+	}
+	return h, nil
+}
+
 // ValidateBatch checks that b is exactly one well-formed magic v2 record
 // batch of at most maxBytes bytes (maxBytes <= 0: no limit), the check a
 // broker makes once on produce. It verifies the length field, the magic

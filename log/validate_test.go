@@ -232,3 +232,31 @@ func FuzzValidateBatch(f *testing.F) {
 		}
 	})
 }
+
+// TestValidateClientBatch: what a client may not write is refused with
+// ErrInvalidRecord; the rest is what ValidateBatch says.
+func TestValidateClientBatch(t *testing.T) {
+	recs := recs(2, 10)
+	for _, tc := range []struct {
+		name string
+		spec batchSpec
+		want error
+	}{
+		{"plain", batchSpec{records: recs, baseSequence: -1}, nil},
+		{"idempotent", batchSpec{records: recs, producerID: 5, baseSequence: 0}, nil},
+		{"control", batchSpec{records: recs, attrs: attrControl, baseSequence: -1}, ErrInvalidRecord},
+		{"transactional control", batchSpec{records: recs, attrs: attrControl | attrTransactional, producerID: 5, baseSequence: 0}, ErrInvalidRecord},
+		{"idempotent without a sequence", batchSpec{records: recs, producerID: 5, baseSequence: -1}, ErrInvalidRecord},
+		{"idempotent with a negative sequence", batchSpec{records: recs, producerID: 5, baseSequence: -7}, ErrInvalidRecord},
+	} {
+		_, err := ValidateClientBatch(buildBatch(t, tc.spec), 0)
+		if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	corrupt := buildBatch(t, batchSpec{records: recs, baseSequence: -1})
+	corrupt[len(corrupt)-1] ^= 1
+	if _, err := ValidateClientBatch(corrupt, 0); !errors.Is(err, ErrCorruptBatch) {
+		t.Errorf("corrupt: %v, want ErrCorruptBatch", err)
+	}
+}
