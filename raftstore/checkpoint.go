@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -213,7 +214,10 @@ func (f *fsm) recoverPartition(t topic.Topic, idx int32, raw []byte) (*partition
 			return nil, fmt.Errorf("truncate %s-%d to checkpoint %d: %w", t.Name, idx, ck.EndOffset, err)
 		}
 	case end < ck.EndOffset:
-		return nil, fmt.Errorf("partition %s-%d ends at %d but its checkpoint says %d: segment data was lost after fsync (disk or filesystem fault)", t.Name, idx, end, ck.EndOffset)
+		return nil, fmt.Errorf("partition %s-%d: its segments end at offset %d, but the state checkpoint (raft index %d) counts offsets up to %d as durable: "+
+			"records the checkpoint covers are missing from %s (segment files removed or truncated outside brokerd, a disk or filesystem that lost synced writes, or a brokerd bug). "+
+			"Restore that directory from a backup, or, in a cluster, move this node's data directory aside and restart it to rebuild from its peers",
+			t.Name, idx, end, f.applied, ck.EndOffset, filepath.Join(f.dataDir, topic.PartitionDir(t.Name, idx)))
 	}
 	return p, nil
 }

@@ -3,6 +3,8 @@ package raftstore
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -175,5 +177,30 @@ func TestLeaderServesAfterBarrier(t *testing.T) {
 	}
 	if !s.IsLeader() || s.readyTerm.Load() != term {
 		t.Fatal("not serving after the barrier")
+	}
+}
+
+// TestMissingRecordsError: a partition whose segments lost records the
+// checkpoint counts as durable refuses to start with a message that says
+// what was found, what was expected, and what the operator can do.
+func TestMissingRecordsError(t *testing.T) {
+	dir := t.TempDir()
+	s := openTwoTopics(t, dir)
+	produce(t, s, "t", 0, batchtest.NoProducer, "b")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	seg := filepath.Join(dir, "t-0", "00000000000000000000.log")
+	if err := os.Truncate(seg, 0); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(Config{NodeID: 1, DataDir: dir, RaftAddr: "127.0.0.1:0", Broker: BrokerInfo{NodeID: 1, Host: "127.0.0.1", Port: 9092}, Logger: testLogger()})
+	if err == nil {
+		t.Fatal("a store whose segments lost checkpointed records opened")
+	}
+	for _, want := range []string{"partition t-0", "end at offset 0", "up to 2", filepath.Join(dir, "t-0"), "rebuild from its peers"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
 	}
 }

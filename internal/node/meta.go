@@ -34,11 +34,11 @@ func loadOrCreateMeta(dataDir string, nodeID int32) (string, error) {
 		return "", fmt.Errorf("read %s: %w", path, err)
 	}
 	if v := props["node.id"]; v != strconv.Itoa(int(nodeID)) {
-		return "", fmt.Errorf("data directory %s belongs to node.id %s, not %d", dataDir, v, nodeID)
+		return "", fmt.Errorf("data directory %s belongs to node.id %s (its %s says so), but this node was started with node.id %d: start it with --node-id %s, or point --data-dir at this node's own directory", dataDir, v, path, nodeID, v)
 	}
 	id := props["cluster.id"]
 	if id == "" {
-		return "", fmt.Errorf("%s has no cluster.id", path)
+		return "", fmt.Errorf("%s has no cluster.id line (it is written at the first start and never changed): restore it from a backup, or move the data directory aside to start this node afresh", path)
 	}
 	return id, nil
 }
