@@ -5,11 +5,15 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
-// budget is a FIFO weighted semaphore over bytes: the memory budget for
-// request frames in flight. FIFO order keeps a large frame from starving
-// behind a stream of small ones.
+// budget is a weighted semaphore over bytes: the memory budget for request
+// frames in flight. A waiter that fits is granted even if an older one
+// does not (a frame waiting for room never holds up requests that fit),
+// until the oldest waiter that does not fit has waited maxBypass: from
+// then on grants go in order, so a large frame is not starved by a stream
+// of small ones.
 type budget struct {
 	mu       sync.Mutex
 	capacity int64
@@ -17,8 +21,13 @@ type budget struct {
 	waiters  list.List // of *budgetWaiter, oldest first
 }
 
+// maxBypass is how long younger waiters may be granted ahead of an older
+// one that does not fit.
+const maxBypass = 200 * time.Millisecond
+
 type budgetWaiter struct {
 	n     int64
+	since time.Time
 	ready chan struct{}
 }
 
@@ -36,13 +45,14 @@ func (b *budget) charge(n int64) int64 {
 // ctx is done. It returns the amount charged, to be given to release.
 func (b *budget) acquire(ctx context.Context, n int64) (int64, error) {
 	n = b.charge(n)
+	now := time.Now()
 	b.mu.Lock()
-	if b.waiters.Len() == 0 && b.used+n <= b.capacity {
+	if b.used+n <= b.capacity && !b.inOrderLocked(now) {
 		b.used += n
 		b.mu.Unlock()
 		return n, nil
 	}
-	w := &budgetWaiter{n: n, ready: make(chan struct{})}
+	w := &budgetWaiter{n: n, since: now, ready: make(chan struct{})}
 	elem := b.waiters.PushBack(w)
 	b.mu.Unlock()
 
@@ -77,16 +87,31 @@ func (b *budget) release(n int64) {
 	b.mu.Unlock()
 }
 
-// grantLocked wakes waiters in order while the oldest one fits.
+// inOrderLocked reports whether grants must go in order: the oldest
+// waiter has waited maxBypass.
+func (b *budget) inOrderLocked(now time.Time) bool {
+	front := b.waiters.Front()
+	return front != nil && now.Sub(front.Value.(*budgetWaiter).since) >= maxBypass
+}
+
+// grantLocked wakes every waiter that fits, oldest first; once the oldest
+// has waited maxBypass, only in order.
 func (b *budget) grantLocked() {
-	for front := b.waiters.Front(); front != nil; front = b.waiters.Front() {
-		w := front.Value.(*budgetWaiter)
+	ordered := b.inOrderLocked(time.Now())
+	for e := b.waiters.Front(); e != nil; {
+		w := e.Value.(*budgetWaiter)
+		next := e.Next()
 		if b.used+w.n > b.capacity {
-			return
+			if ordered {
+				return
+			}
+			e = next
+			continue
 		}
 		b.used += w.n
-		b.waiters.Remove(front)
+		b.waiters.Remove(e)
 		close(w.ready)
+		e = next
 	}
 }
 

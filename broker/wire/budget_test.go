@@ -54,9 +54,10 @@ func TestBudgetClampsToCapacity(t *testing.T) {
 	}
 }
 
-// TestBudgetFIFO: a large waiter is not overtaken by a later small one
-// that would fit.
-func TestBudgetFIFO(t *testing.T) {
+// TestBudgetBypassThenOrder: a request that fits is not held up by an
+// older one waiting for room, until that one has waited maxBypass: then a
+// later small one queues behind it, so it is not starved.
+func TestBudgetBypassThenOrder(t *testing.T) {
 	b := newBudget(100)
 	ctx := context.Background()
 	first, _ := b.acquire(ctx, 90)
@@ -67,19 +68,26 @@ func TestBudgetFIFO(t *testing.T) {
 		order <- n
 	}()
 	waitFor(t, "large waiter queued", func() bool { return waiters(b) == 1 })
+	// Fits now: granted at once, ahead of the 95.
+	if n, err := b.acquire(ctx, 10); err != nil || n != 10 {
+		t.Fatalf("a request that fits waited behind a larger one: %d %v", n, err)
+	}
+	b.release(10)
+	time.Sleep(maxBypass + 10*time.Millisecond)
 	go func() {
-		n, _ := b.acquire(ctx, 10) // fits now, but must queue behind 80
+		n, _ := b.acquire(ctx, 10) // fits, but the 95 has waited long enough
 		order <- n
 	}()
 	waitFor(t, "small waiter queued", func() bool { return waiters(b) == 2 })
 	b.release(first)
 	if n := <-order; n != 95 {
-		t.Fatalf("first grant %d, want the 95 that queued first", n)
+		t.Fatalf("first grant %d, want the 95 that waited past maxBypass", n)
 	}
 	b.release(95)
 	if n := <-order; n != 10 {
 		t.Fatalf("second grant %d", n)
 	}
+	b.release(10)
 }
 
 func TestBudgetCancel(t *testing.T) {

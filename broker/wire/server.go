@@ -30,6 +30,12 @@ type Server struct {
 	handler  Handler
 	log      *slog.Logger
 	budget   *budget
+	// partial bounds the bytes of frames still arriving in chunks, so
+	// that clients which send part of a large frame and stall cannot take
+	// the room complete requests need; assembling admits one assembly at
+	// a time, within assemblyReserve (receive, assemble).
+	partial    *budget
+	assembling chan struct{}
 
 	// drain is closed when Shutdown starts (see Draining).
 	drain *drainSignal
@@ -58,7 +64,9 @@ func NewServer(cfg Config, versions Versions, h Handler) *Server {
 		versions:   versions,
 		handler:    h,
 		log:        cfg.Logger,
-		budget:     newBudget(cfg.MaxInFlightBytes),
+		budget:     newBudget(cfg.MaxInFlightBytes - assemblyReserve(cfg)),
+		partial:    newBudget(max((cfg.MaxInFlightBytes-assemblyReserve(cfg))/2, receiveChunk)),
+		assembling: make(chan struct{}, 1),
 		baseCtx:    ctx,
 		baseCancel: cancel,
 		conns:      make(map[*conn]struct{}),
