@@ -74,6 +74,18 @@ func (b *budget) acquire(ctx context.Context, n int64) (int64, error) {
 	}
 }
 
+// tryAcquire charges n bytes at once if that leaves at most limit in use
+// and nobody waits; it reports whether it did.
+func (b *budget) tryAcquire(n, limit int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.waiters.Len() > 0 || b.used+n > limit {
+		return false
+	}
+	b.used += n
+	return true
+}
+
 // release returns n bytes charged by acquire.
 func (b *budget) release(n int64) {
 	if n <= 0 {

@@ -115,3 +115,22 @@ func waiters(b *budget) int {
 	defer b.mu.Unlock()
 	return b.waiters.Len()
 }
+
+// TestBudgetTryAcquire: a charge at once only below the limit and with
+// nobody waiting.
+func TestBudgetTryAcquire(t *testing.T) {
+	b := newBudget(100)
+	if !b.tryAcquire(40, 50) || b.tryAcquire(20, 50) {
+		t.Fatal("tryAcquire ignored its limit")
+	}
+	held, _ := b.acquire(context.Background(), 60)
+	go func() { _, _ = b.acquire(context.Background(), 50) }()
+	waitFor(t, "waiter queued", func() bool { return waiters(b) == 1 })
+	b.release(40)
+	// 50 now fits in 100, but a waiter is queued first.
+	if b.tryAcquire(1, 100) {
+		t.Fatal("tryAcquire went ahead of a waiter")
+	}
+	b.release(held)
+	waitFor(t, "waiter granted", func() bool { return waiters(b) == 0 })
+}

@@ -134,12 +134,22 @@ func (c *conn) readFrame() error {
 const receiveChunk = 1 << 20
 
 // receive reads a frame of size bytes, charging it to the budget, and
-// returns it with the charge.
+// returns it with the charge. While the budget is less than half used, a
+// large frame is charged whole and read straight into its buffer: chunks
+// and the copy that joins them cost about a tenth more CPU per byte
+// produced, and are only worth it when room is short.
 func (c *conn) receive(size int32) ([]byte, int64, error) {
-	if size <= receiveChunk {
-		charge, err := c.acquire(int64(size))
-		if err != nil {
-			return nil, 0, err
+	whole := size <= receiveChunk
+	var charge int64
+	if !whole && c.srv.budget.tryAcquire(int64(size), c.srv.budget.capacity/2) {
+		whole, charge = true, int64(size)
+	}
+	if whole {
+		if charge == 0 {
+			var err error
+			if charge, err = c.acquire(int64(size)); err != nil {
+				return nil, 0, err
+			}
 		}
 		frame := make([]byte, size)
 		if _, err := io.ReadFull(c.br, frame); err != nil {
@@ -149,7 +159,7 @@ func (c *conn) receive(size int32) ([]byte, int64, error) {
 		return frame, charge, nil
 	}
 	var chunks [][]byte
-	var charge, partial int64
+	var partial int64
 	fail := func(err error) ([]byte, int64, error) {
 		c.srv.budget.release(charge)
 		c.srv.partial.release(partial)
