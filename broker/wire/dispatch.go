@@ -14,45 +14,52 @@ import (
 func (c *conn) dispatch(frame []byte, charge int64) error {
 	hdr, err := parseFixedHeader(frame)
 	if err != nil {
-		c.srv.budget.release(charge)
+		c.srv.budget.release(charge, c.owner)
 		return err
 	}
 	msg := kmsg.RequestForKey(hdr.APIKey)
 	if msg == nil {
-		c.srv.budget.release(charge)
+		c.srv.budget.release(charge, c.owner)
 		return fmt.Errorf("api key %d version %d: %w", hdr.APIKey, hdr.APIVersion, ErrUnknownAPIKey)
 	}
 	minV, maxV, ok := c.srv.versions(hdr.APIKey)
 	if !ok {
-		c.srv.budget.release(charge)
+		c.srv.budget.release(charge, c.owner)
 		return fmt.Errorf("api key %d version %d is not served: %w", hdr.APIKey, hdr.APIVersion, ErrUnknownAPIKey)
 	}
 	maxV = min(maxV, msg.MaxVersion())
 	if hdr.APIVersion > maxV && hdr.APIKey == apiKeyApiVersions {
-		c.srv.budget.release(charge)
+		c.srv.budget.release(charge, c.owner)
 		c.answerUnsupportedApiVersions(frame, hdr, msg, minV, maxV)
 		return nil
 	}
 	if hdr.APIVersion < minV || hdr.APIVersion > maxV {
-		c.srv.budget.release(charge)
+		c.srv.budget.release(charge, c.owner)
 		return fmt.Errorf("api key %d version %d outside %d-%d: %w", hdr.APIKey, hdr.APIVersion, minV, maxV, ErrUnsupportedVersion)
 	}
 
+	// Room for what decoding a non-Produce frame may allocate, from a
+	// budget of its own: its holders only decode, then keep what the
+	// request holds, so waiting for it while holding the frame's charge
+	// cannot wait on anyone who waits.
+	room, err := c.srv.decode.acquire(c.ctx, chargeFor(hdr.APIKey, int32(len(frame)))-int64(len(frame)), nil)
+	if err != nil {
+		c.srv.budget.release(charge, c.owner)
+		return err
+	}
 	hdr, err = decodeFrame(frame, hdr, msg)
 	if err != nil {
-		c.srv.budget.release(charge)
+		c.srv.budget.release(charge, c.owner)
+		c.srv.decode.release(room, nil)
 		return fmt.Errorf("api key %d version %d client %s: %w", hdr.APIKey, hdr.APIVersion, clientIDString(hdr.ClientID), err)
 	}
-	if hdr.APIKey != apiKeyProduce {
-		// The decode is done: keep only what the request now holds.
-		keep := min(charge, int64(len(frame))+footprint(msg))
-		c.srv.budget.release(charge - keep)
-		charge = keep
-	}
+	// The decode is done: keep only what the request now holds.
+	keep := min(room, footprint(msg))
+	c.srv.decode.release(room-keep, nil)
 
 	req := &Request{Header: hdr, Msg: msg, RemoteAddr: c.remote, Size: len(frame), order: newOrder(c.lastOrder), sendFiles: c.rawConn != nil}
 	c.lastOrder = req.order.done
-	s := newSlot(hdr, req, c.srv.budget, charge)
+	s := newSlot(hdr, req, c, charge, keep)
 	c.queue <- s // never blocks: the reader holds a token for it
 	go c.handle(s)
 	return nil

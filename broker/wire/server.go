@@ -30,12 +30,9 @@ type Server struct {
 	handler  Handler
 	log      *slog.Logger
 	budget   *budget
-	// partial bounds the bytes of frames still arriving in chunks, so
-	// that clients which send part of a large frame and stall cannot take
-	// the room complete requests need; assembling admits one assembly at
-	// a time, within assemblyReserve (receive, assemble).
-	partial    *budget
-	assembling chan struct{}
+	// decode is the room for what decoding non-Produce frames allocates
+	// (dispatch).
+	decode *budget
 
 	// drain is closed when Shutdown starts (see Draining).
 	drain *drainSignal
@@ -64,9 +61,8 @@ func NewServer(cfg Config, versions Versions, h Handler) *Server {
 		versions:   versions,
 		handler:    h,
 		log:        cfg.Logger,
-		budget:     newBudget(cfg.MaxInFlightBytes - assemblyReserve(cfg)),
-		partial:    newBudget(max((cfg.MaxInFlightBytes-assemblyReserve(cfg))/2, receiveChunk)),
-		assembling: make(chan struct{}, 1),
+		budget:     newBudget(cfg.MaxInFlightBytes).withSourceCaps(sourceCap(cfg), sourceCap(cfg)),
+		decode:     newBudget(max(cfg.MaxInFlightBytes/2, 1)),
 		baseCtx:    ctx,
 		baseCancel: cancel,
 		conns:      make(map[*conn]struct{}),
@@ -249,3 +245,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return errors.Join(fmt.Errorf("wire: shutdown: %w", ctx.Err()), err)
 	}
 }
+
+// sourceCap is what one connection, and one client address across its
+// connections, may hold of the in-flight budget: a quarter, so that a few
+// clients that declare large frames and send nothing cannot hold the room
+// everyone else needs. A larger frame is still served, alone for its
+// source.
+func sourceCap(cfg Config) int64 { return max(cfg.MaxInFlightBytes/4, 1) }
