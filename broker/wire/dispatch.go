@@ -39,9 +39,10 @@ func (c *conn) dispatch(frame []byte, charge int64) error {
 	}
 
 	// Room for what decoding a non-Produce frame may allocate, from a
-	// budget of its own: its holders only decode, then keep what the
-	// request holds, so waiting for it while holding the frame's charge
-	// cannot wait on anyone who waits.
+	// budget of its own: its holders decode, then keep what the decoded
+	// request holds until it is answered. None of them waits for the
+	// frame budget, so waiting for this room while holding the frame's
+	// charge cannot close a cycle.
 	room, err := c.srv.decode.acquire(c.ctx, chargeFor(hdr.APIKey, int32(len(frame)))-int64(len(frame)), nil)
 	if err != nil {
 		c.srv.budget.release(charge, c.owner)
