@@ -29,8 +29,6 @@ type conn struct {
 	br     *bufio.Reader
 	remote net.Addr
 	log    *slog.Logger
-	// owner is this connection's share of the in-flight budget.
-	owner *budgetOwner
 	// rawConn is what sendfile writes Fetch records to; nil when the
 	// connection cannot take it (sendFileConn).
 	rawConn syscall.RawConn
@@ -78,7 +76,6 @@ func newConn(s *Server, nc net.Conn) *conn {
 		br:      bufio.NewReaderSize(nc, readBufferSize),
 		remote:  nc.RemoteAddr(),
 		rawConn: sendFileConn(nc),
-		owner:   s.budget.owner(addrKey(nc.RemoteAddr())),
 		log:     s.log.With("remote", nc.RemoteAddr().String()),
 		ctx:     ctx,
 		cancel:  cancel,
@@ -122,20 +119,7 @@ func (c *conn) serve() {
 	}
 	<-writerDone
 	c.abort(nil)
-	c.srv.budget.closeOwner(c.owner)
 	c.srv.untrack(c)
-}
-
-// addrKey is the client address a connection's budget share counts
-// against: its IP, without the port.
-func addrKey(a net.Addr) string {
-	if t, ok := a.(*net.TCPAddr); ok {
-		return t.IP.String()
-	}
-	if host, _, err := net.SplitHostPort(a.String()); err == nil {
-		return host
-	}
-	return a.String()
 }
 
 // readLoopSafe runs readLoop, turning a panic into an error.

@@ -110,7 +110,7 @@ func (c *conn) readFrame() error {
 	}
 
 	waitStart := time.Now()
-	charge, err := c.srv.budget.acquire(c.ctx, int64(size), c.owner)
+	charge, err := c.srv.budget.acquire(c.ctx, int64(size))
 	if err != nil {
 		return err
 	}
@@ -118,14 +118,14 @@ func (c *conn) readFrame() error {
 		// Waiting for budget is the server's doing, not the client's.
 		c.frameDeadline = c.frameDeadline.Add(waited)
 		if err := c.nc.SetReadDeadline(c.frameDeadline); err != nil {
-			c.srv.budget.release(charge, c.owner)
+			c.srv.budget.release(charge)
 			return fmt.Errorf("set read deadline: %w", err)
 		}
 	}
 
 	frame := make([]byte, size)
 	if _, err := io.ReadFull(c.br, frame); err != nil {
-		c.srv.budget.release(charge, c.owner)
+		c.srv.budget.release(charge)
 		return c.frameReadError(size, err)
 	}
 	c.touch()

@@ -61,8 +61,8 @@ func NewServer(cfg Config, versions Versions, h Handler) *Server {
 		versions:   versions,
 		handler:    h,
 		log:        cfg.Logger,
-		budget:     newBudget(cfg.MaxInFlightBytes).withSourceCaps(sourceCap(cfg), sourceCap(cfg)),
-		decode:     newBudget(max(cfg.MaxInFlightBytes/2, 1)),
+		budget:     newBudget(max(cfg.MaxInFlightBytes-decodeShare(cfg), 1)),
+		decode:     newBudget(max(decodeShare(cfg), 1)),
 		baseCtx:    ctx,
 		baseCancel: cancel,
 		conns:      make(map[*conn]struct{}),
@@ -246,9 +246,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
-// sourceCap is what one connection, and one client address across its
-// connections, may hold of the in-flight budget: a quarter, so that a few
-// clients that declare large frames and send nothing cannot hold the room
-// everyone else needs. A larger frame is still served, alone for its
-// source.
-func sourceCap(cfg Config) int64 { return max(cfg.MaxInFlightBytes/4, 1) }
+// decodeShare is the part of queued.max.request.bytes kept for what
+// decoding non-Produce requests allocates: half. The other half holds the
+// frames themselves, so that together they stay within the setting.
+func decodeShare(cfg Config) int64 { return cfg.MaxInFlightBytes / 2 }

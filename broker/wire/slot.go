@@ -57,8 +57,8 @@ func (s *slot) unref() {
 		return
 	}
 	if c := s.conn; c != nil {
-		c.srv.budget.release(s.charge, c.owner)
-		c.srv.decode.release(s.held, nil)
+		c.srv.budget.release(s.charge)
+		c.srv.decode.release(s.held)
 	}
 	if s.req != nil {
 		for _, fn := range s.req.afterWrite {
