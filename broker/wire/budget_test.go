@@ -54,42 +54,32 @@ func TestBudgetClampsToCapacity(t *testing.T) {
 	}
 }
 
-// TestBudgetBypassThenOrder: a request that fits is not held up by an
-// older one waiting for room, until that one has waited maxBypass: then a
-// later one larger than smallCharge queues behind it, so it is not
-// starved.
-func TestBudgetBypassThenOrder(t *testing.T) {
-	const u = smallCharge
-	b := newBudget(100 * u)
+// TestBudgetFIFO: a large waiter is not overtaken by a later small one
+// that would fit.
+func TestBudgetFIFO(t *testing.T) {
+	b := newBudget(100)
 	ctx := context.Background()
-	first, _ := b.acquire(ctx, 90*u)
+	first, _ := b.acquire(ctx, 90)
 
 	order := make(chan int64, 2)
 	go func() {
-		n, _ := b.acquire(ctx, 95*u)
+		n, _ := b.acquire(ctx, 95)
 		order <- n
 	}()
 	waitFor(t, "large waiter queued", func() bool { return waiters(b) == 1 })
-	// Fits now: granted at once, ahead of the 95.
-	if n, err := b.acquire(ctx, 10*u); err != nil || n != 10*u {
-		t.Fatalf("a request that fits waited behind a larger one: %d %v", n, err)
-	}
-	b.release(10 * u)
-	time.Sleep(maxBypass + 10*time.Millisecond)
 	go func() {
-		n, _ := b.acquire(ctx, 10*u) // fits, but the 95 has waited long enough
+		n, _ := b.acquire(ctx, 10) // fits now, but must queue behind 80
 		order <- n
 	}()
 	waitFor(t, "small waiter queued", func() bool { return waiters(b) == 2 })
 	b.release(first)
-	if n := <-order; n != 95*u {
-		t.Fatalf("first grant %d, want the 95 that waited past maxBypass", n)
+	if n := <-order; n != 95 {
+		t.Fatalf("first grant %d, want the 95 that queued first", n)
 	}
-	b.release(95 * u)
-	if n := <-order; n != 10*u {
+	b.release(95)
+	if n := <-order; n != 10 {
 		t.Fatalf("second grant %d", n)
 	}
-	b.release(10 * u)
 }
 
 func TestBudgetCancel(t *testing.T) {
@@ -116,30 +106,4 @@ func waiters(b *budget) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.waiters.Len()
-}
-
-// TestBudgetSmallPassesInOrder: once grants go in order behind an old
-// large waiter, a small request that fits still goes ahead.
-func TestBudgetSmallPassesInOrder(t *testing.T) {
-	b := newBudget(4 * smallCharge)
-	ctx := context.Background()
-	held, _ := b.acquire(ctx, 2*smallCharge)
-	go func() { _, _ = b.acquire(ctx, 3*smallCharge) }()
-	waitFor(t, "large waiter queued", func() bool { return waiters(b) == 1 })
-	time.Sleep(maxBypass + 10*time.Millisecond)
-	done := make(chan int64, 1)
-	go func() { n, _ := b.acquire(ctx, smallCharge); done <- n }()
-	select {
-	case n := <-done:
-		b.release(n)
-	case <-time.After(time.Second):
-		t.Fatal("a small request that fits waited behind an old large one")
-	}
-	// A larger one that fits does wait, so the large waiter is not
-	// starved.
-	go func() { n, _ := b.acquire(ctx, smallCharge+1); done <- n }()
-	waitFor(t, "medium waiter queued", func() bool { return waiters(b) == 2 })
-	b.release(held)
-	// The large one goes first; the medium one still waits for it.
-	waitFor(t, "large granted", func() bool { return waiters(b) == 1 && b.inUse() == 3*smallCharge })
 }

@@ -99,18 +99,16 @@ func (c *conn) idleDeadline() (time.Time, bool) {
 }
 
 // readFrame reads one frame, checking its size against the caps and
-// charging its size to the in-flight budget (bounded per connection and
-// per client address) before allocating its buffer, then hands it to
-// dispatch. What decoding may allocate is charged apart, once the frame
-// is in (dispatch).
+// charging it to the in-flight budget before allocating its buffer, then
+// hands it to dispatch.
 func (c *conn) readFrame() error {
-	size, _, err := c.readSize()
+	size, key, err := c.readSize()
 	if err != nil {
 		return err
 	}
 
 	waitStart := time.Now()
-	charge, err := c.srv.budget.acquire(c.ctx, int64(size))
+	charge, err := c.srv.budget.acquire(c.ctx, chargeFor(key, size))
 	if err != nil {
 		return err
 	}

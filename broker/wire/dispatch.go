@@ -12,69 +12,50 @@ import (
 // not be served returns an error, which closes the connection. charge is the
 // frame's budget; dispatch owns it from here on.
 func (c *conn) dispatch(frame []byte, charge int64) error {
-	hdr, err := parseFixedHeader(frame)
-	if err != nil {
-		c.srv.budget.release(charge)
-		return err
-	}
-	msg := kmsg.RequestForKey(hdr.APIKey)
-	if msg == nil {
-		c.srv.budget.release(charge)
-		return fmt.Errorf("api key %d version %d: %w", hdr.APIKey, hdr.APIVersion, ErrUnknownAPIKey)
-	}
-	minV, maxV, ok := c.srv.versions(hdr.APIKey)
-	if !ok {
-		c.srv.budget.release(charge)
-		return fmt.Errorf("api key %d version %d is not served: %w", hdr.APIKey, hdr.APIVersion, ErrUnknownAPIKey)
-	}
-	maxV = min(maxV, msg.MaxVersion())
-	if hdr.APIVersion > maxV && hdr.APIKey == apiKeyApiVersions {
-		c.srv.budget.release(charge)
-		c.answerUnsupportedApiVersions(frame, hdr, msg, minV, maxV)
-		return nil
-	}
-	if hdr.APIVersion < minV || hdr.APIVersion > maxV {
-		c.srv.budget.release(charge)
-		return fmt.Errorf("api key %d version %d outside %d-%d: %w", hdr.APIKey, hdr.APIVersion, minV, maxV, ErrUnsupportedVersion)
-	}
-
-	// Room for what decoding a non-Produce frame may allocate, from a
-	// budget of its own: its holders decode, then keep what the decoded
-	// request holds until it is answered. None of them waits for the
-	// frame budget, so waiting for this room while holding the frame's
-	// charge cannot close a cycle.
-	room, err := c.srv.decode.acquire(c.ctx, chargeFor(hdr.APIKey, int32(len(frame)))-int64(len(frame)))
-	if err != nil {
-		c.srv.budget.release(charge)
-		return err
-	}
-	// Until the slot owns them, both charges go back on any way out,
-	// a panic (recovered by the reader) included.
+	// Until the slot owns it, the charge goes back on any way out, a
+	// panic (recovered by the reader) included.
 	handed := false
 	defer func() {
 		if !handed {
 			c.srv.budget.release(charge)
-			c.srv.decode.release(room)
 		}
 	}()
+	hdr, err := parseFixedHeader(frame)
+	if err != nil {
+		return err
+	}
+	msg := kmsg.RequestForKey(hdr.APIKey)
+	if msg == nil {
+		return fmt.Errorf("api key %d version %d: %w", hdr.APIKey, hdr.APIVersion, ErrUnknownAPIKey)
+	}
+	minV, maxV, ok := c.srv.versions(hdr.APIKey)
+	if !ok {
+		return fmt.Errorf("api key %d version %d is not served: %w", hdr.APIKey, hdr.APIVersion, ErrUnknownAPIKey)
+	}
+	maxV = min(maxV, msg.MaxVersion())
+	if hdr.APIVersion > maxV && hdr.APIKey == apiKeyApiVersions {
+		c.answerUnsupportedApiVersions(frame, hdr, msg, minV, maxV)
+		return nil
+	}
+	if hdr.APIVersion < minV || hdr.APIVersion > maxV {
+		return fmt.Errorf("api key %d version %d outside %d-%d: %w", hdr.APIKey, hdr.APIVersion, minV, maxV, ErrUnsupportedVersion)
+	}
+
 	hdr, err = decodeFrame(frame, hdr, msg)
 	if err != nil {
 		return fmt.Errorf("api key %d version %d client %s: %w", hdr.APIKey, hdr.APIVersion, clientIDString(hdr.ClientID), err)
 	}
-	// The decode is done: keep only what the request now holds, in the
-	// frame budget when it has room, so the decode room is free for the
-	// next decode rather than held by requests parked in handlers.
-	keep := min(room, footprint(msg))
-	frameCharge := charge
-	if c.srv.budget.tryAcquire(keep) {
-		frameCharge, keep = charge+keep, 0
+	if hdr.APIKey != apiKeyProduce {
+		// The decode is done: keep only what the request now holds.
+		keep := min(charge, int64(len(frame))+footprint(msg))
+		c.srv.budget.release(charge - keep)
+		charge = keep
 	}
-	handed = true
-	c.srv.decode.release(room - keep)
 
 	req := &Request{Header: hdr, Msg: msg, RemoteAddr: c.remote, Size: len(frame), order: newOrder(c.lastOrder), sendFiles: c.rawConn != nil}
 	c.lastOrder = req.order.done
-	s := newSlot(hdr, req, c, frameCharge, keep)
+	s := newSlot(hdr, req, c.srv.budget, charge)
+	handed = true
 	c.queue <- s // never blocks: the reader holds a token for it
 	go c.handle(s)
 	return nil

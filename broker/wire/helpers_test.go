@@ -132,10 +132,6 @@ func dialRaw(t testing.TB, addr net.Addr) *rawConn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = nc.Close() })
-	return newRawConn(t, nc)
-}
-
-func newRawConn(t testing.TB, nc net.Conn) *rawConn {
 	return &rawConn{t: t, nc: nc, br: bufio.NewReader(nc)}
 }
 

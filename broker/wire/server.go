@@ -30,9 +30,6 @@ type Server struct {
 	handler  Handler
 	log      *slog.Logger
 	budget   *budget
-	// decode is the room for what decoding non-Produce frames allocates
-	// (dispatch).
-	decode *budget
 
 	// drain is closed when Shutdown starts (see Draining).
 	drain *drainSignal
@@ -61,8 +58,7 @@ func NewServer(cfg Config, versions Versions, h Handler) *Server {
 		versions:   versions,
 		handler:    h,
 		log:        cfg.Logger,
-		budget:     newBudget(max(cfg.MaxInFlightBytes-decodeShare(cfg), 1)),
-		decode:     newBudget(max(decodeShare(cfg), 1)),
+		budget:     newBudget(cfg.MaxInFlightBytes),
 		baseCtx:    ctx,
 		baseCancel: cancel,
 		conns:      make(map[*conn]struct{}),
@@ -245,8 +241,3 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return errors.Join(fmt.Errorf("wire: shutdown: %w", ctx.Err()), err)
 	}
 }
-
-// decodeShare is the part of queued.max.request.bytes kept for what
-// decoding non-Produce requests allocates: half. The other half holds the
-// frames themselves, so that together they stay within the setting.
-func decodeShare(cfg Config) int64 { return cfg.MaxInFlightBytes / 2 }

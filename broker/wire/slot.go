@@ -16,19 +16,16 @@ type slot struct {
 	err  error
 	done chan struct{} // closed once resp and err are set
 
-	// The frame's budget charge (and what its decoded form holds of the
-	// decode budget) is released when both the handler (which may still
-	// reference the frame) and the writer are done with the slot.
-	conn         *conn
-	charge, held int64
-	refs         atomic.Int32
+	// The frame's budget charge is released when both the handler (which
+	// may still reference the frame) and the writer are done with the slot.
+	budget *budget
+	charge int64
+	refs   atomic.Int32
 }
 
-// newSlot returns a slot waiting for a handler. charge is what the frame
-// holds of c's budget, held what the decoded request holds of the decode
-// budget.
-func newSlot(hdr RequestHeader, req *Request, c *conn, charge, held int64) *slot {
-	s := &slot{hdr: hdr, req: req, done: make(chan struct{}), conn: c, charge: charge, held: held}
+// newSlot returns a slot waiting for a handler.
+func newSlot(hdr RequestHeader, req *Request, b *budget, charge int64) *slot {
+	s := &slot{hdr: hdr, req: req, done: make(chan struct{}), budget: b, charge: charge}
 	s.refs.Store(2)
 	return s
 }
@@ -56,9 +53,8 @@ func (s *slot) unref() {
 	if s.refs.Add(-1) != 0 {
 		return
 	}
-	if c := s.conn; c != nil {
-		c.srv.budget.release(s.charge)
-		c.srv.decode.release(s.held)
+	if s.budget != nil {
+		s.budget.release(s.charge)
 	}
 	if s.req != nil {
 		for _, fn := range s.req.afterWrite {
