@@ -67,6 +67,9 @@ type Config struct {
 	// or this long after the last one if anything was applied since.
 	SnapshotBytes    int64
 	SnapshotInterval time.Duration
+	// WALSegmentBytes is the size of raft-wal's segment files; 0 sizes
+	// them from the data directory's filesystem (walsize.go).
+	WALSegmentBytes int
 	// SnapshotThreshold and TrailingLogs tune raft's log trimming.
 	SnapshotThreshold uint64
 	TrailingLogs      uint64

@@ -175,7 +175,9 @@ func (s *Store) startRaft() error {
 		if err := os.MkdirAll(filepath.Join(rdir, "wal"), 0o755); err != nil {
 			return fmt.Errorf("create raft wal dir: %w", err)
 		}
-		w, err := wal.Open(filepath.Join(rdir, "wal"), wal.WithLogger(newHCLogger("raft-wal", cfg.Logger)))
+		seg := walSegmentSize(cfg.WALSegmentBytes, rdir)
+		cfg.Logger.Debug("raft-wal segment size", "bytes", seg)
+		w, err := wal.Open(filepath.Join(rdir, "wal"), wal.WithLogger(newHCLogger("raft-wal", cfg.Logger)), wal.WithSegmentSize(seg))
 		if err != nil {
 			return fmt.Errorf("open raft wal: %w", err)
 		}

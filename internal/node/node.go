@@ -40,7 +40,10 @@ type Config struct {
 	RaftDial []raftstore.Peer
 	// SnapshotBytes, SnapshotInterval and TrailingLogs tune when raft
 	// snapshots and how much log it keeps (zero: the defaults).
-	SnapshotBytes    int64
+	SnapshotBytes int64
+	// WALSegmentBytes is brokerd.raft.wal.segment.bytes (0: sized from
+	// the disk).
+	WALSegmentBytes  int
 	SnapshotInterval time.Duration
 	TrailingLogs     uint64
 	TrailingBytes    int64
@@ -206,6 +209,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		AskHeld:                   n.askHeld,
 		Join:                      cfg.Join != "",
 		SnapshotBytes:             cfg.SnapshotBytes,
+		WALSegmentBytes:           cfg.WALSegmentBytes,
 		SnapshotInterval:          cfg.SnapshotInterval,
 		TrailingLogs:              cfg.TrailingLogs,
 		TrailingBytes:             cfg.TrailingBytes,
