@@ -52,8 +52,8 @@ var codeTable = []struct {
 	{topic.ErrInvalidConfig, kerr.InvalidConfig},
 	{topic.ErrUnknownConfig, kerr.InvalidConfig},
 	{log.ErrBatchTooLarge, kerr.MessageTooLarge},
+	{log.ErrInvalidRecord, kerr.InvalidRecord}, // before ErrCorruptBatch: some errors wrap both
 	{log.ErrCorruptBatch, kerr.CorruptMessage},
-	{log.ErrInvalidRecord, kerr.InvalidRecord},
 	{log.ErrUnsupportedMagic, kerr.CorruptMessage},
 	{log.ErrOffsetOutOfRange, kerr.OffsetOutOfRange},
 }

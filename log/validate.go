@@ -54,11 +54,14 @@ func ValidateBatch(b []byte, maxBytes int) (BatchHeader, error) {
 	if got := crc32.Checksum(b[offAttributes:], castagnoli); got != h.CRC {
 		return h, fmt.Errorf("%w: crc %08x, header says %08x", ErrCorruptBatch, got, h.CRC)
 	}
+	// A count that does not match the offsets is INVALID_RECORD in Kafka
+	// (its LogValidator), not CORRUPT_MESSAGE, which clients retry: these
+	// errors match both.
 	if h.RecordCount <= 0 {
-		return h, fmt.Errorf("%w: record count %d", ErrCorruptBatch, h.RecordCount)
+		return h, fmt.Errorf("%w: %w: record count %d", ErrCorruptBatch, ErrInvalidRecord, h.RecordCount)
 	}
 	if h.LastOffsetDelta != h.RecordCount-1 {
-		return h, fmt.Errorf("%w: last offset delta %d with %d records", ErrCorruptBatch, h.LastOffsetDelta, h.RecordCount)
+		return h, fmt.Errorf("%w: %w: last offset delta %d with %d records", ErrCorruptBatch, ErrInvalidRecord, h.LastOffsetDelta, h.RecordCount)
 	}
 	err = walkBatchRecords(h.Compression(), b[BatchHeaderSize:], h.RecordCount, decompressCap(maxBytes), nil)
 	if err != nil {

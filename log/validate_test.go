@@ -75,11 +75,13 @@ func TestValidateBatchValid(t *testing.T) {
 	}
 }
 
+// okRec is a well-formed record with offset delta delta.
+func okRec(delta int64) []byte {
+	return rawRecord([]byte{0}, vi(0), vi(delta), vi(-1), vi(1), []byte("v"), vi(0))
+}
+
 func TestValidateBatchInvalid(t *testing.T) {
 	good := func() []byte { return simpleBatch(t, 3, 20, 100) }
-	okRec := func(delta int64) []byte {
-		return rawRecord([]byte{0}, vi(0), vi(delta), vi(-1), vi(1), []byte("v"), vi(0))
-	}
 	zeros := make([]byte, 8<<20)
 	bombRec := rawRecord([]byte{0}, vi(0), vi(0), vi(-1), vi(int64(len(zeros))), zeros, vi(0))
 	bomb := func(codec int8) []byte {
@@ -252,6 +254,13 @@ func TestValidateClientBatch(t *testing.T) {
 		_, err := ValidateClientBatch(buildBatch(t, tc.spec), 0)
 		if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	// Counts that do not match the offsets are INVALID_RECORD too (and
+	// still corrupt for callers that only know ErrCorruptBatch).
+	for _, b := range [][]byte{rawBatch(nil, 0, -1, 0), rawBatch(append(okRec(0), okRec(1)...), 2, 5, 0)} {
+		if _, err := ValidateClientBatch(b, 0); !errors.Is(err, ErrInvalidRecord) || !errors.Is(err, ErrCorruptBatch) {
+			t.Errorf("count mismatch: %v, want ErrInvalidRecord and ErrCorruptBatch", err)
 		}
 	}
 	corrupt := buildBatch(t, batchSpec{records: recs, baseSequence: -1})
