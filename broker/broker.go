@@ -137,7 +137,7 @@ func (b *Broker) dispatch(ctx context.Context, req *wire.Request) (kmsg.Response
 	case *kmsg.MetadataRequest:
 		return b.metadata(ctx, r), nil
 	case *kmsg.ProduceRequest:
-		return b.produce(ctx, req, r), nil
+		return b.produce(ctx, req, r)
 	case *kmsg.FetchRequest:
 		// A long poll must not hold up a later produce on the connection.
 		req.ReleaseOrder()

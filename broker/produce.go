@@ -16,12 +16,14 @@ import (
 
 // produce validates every partition's batch, proposes all valid batches as
 // one raft entry, and answers once it is applied (acks 1 and -1 both wait
-// for a raft quorum; acks 0 does not wait and sends no response).
+// for a raft quorum; acks 0 does not wait and sends no response). With
+// acks 0, a partition refused closes the connection once the valid ones
+// are handed to raft, as Kafka does: it is the only way the client learns.
 //
 // Validation runs concurrently; handing the batches to raft runs in the
 // connection's request order (wire.Request.InOrder), so pipelined requests
 // from one producer are appended in the order they were sent.
-func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.ProduceRequest) kmsg.Response {
+func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.ProduceRequest) (kmsg.Response, error) {
 	resp := kmsg.NewPtrProduceResponse()
 	type slot struct{ t, p int }
 	var batches []raftstore.ProduceBatch
@@ -29,6 +31,7 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 	acksOK := r.Acks == 0 || r.Acks == 1 || r.Acks == -1
 	leader := b.store.IsLeader()
 	dups := duplicatePartitions(r)
+	var refused error // the first partition refused
 	for ti, rt := range r.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -62,6 +65,9 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 			if err != nil {
 				sp.ErrorCode = errorCode(err)
 				sp.ErrorMessage = errorMessage(err)
+				if refused == nil {
+					refused = fmt.Errorf("acks=0 produce to %s-%d refused: %w", rt.Topic, rp.Partition, err)
+				}
 			} else {
 				batches = append(batches, raftstore.ProduceBatch{Topic: rt.Topic, Partition: rp.Partition, Data: rp.Records})
 				slots = append(slots, slot{ti, len(st.Partitions)})
@@ -73,9 +79,9 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 	if len(batches) == 0 {
 		req.ReleaseOrder()
 		if r.Acks == 0 {
-			return nil
+			return nil, b.refusedAcks0(req, refused)
 		}
-		return resp
+		return resp, nil
 	}
 	var pending *raftstore.PendingProduce
 	err := req.InOrder(ctx, func() {
@@ -87,7 +93,7 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 		pending = b.store.StartProduce(ctx, now, batches)
 	})
 	if r.Acks == 0 {
-		return nil
+		return nil, b.refusedAcks0(req, refused)
 	}
 	var results []raftstore.ProduceResult
 	if err == nil {
@@ -114,7 +120,16 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 	if err != nil {
 		b.logger.Debug("produce proposal failed", "err", err)
 	}
-	return resp
+	return resp, nil
+}
+
+// refusedAcks0 logs and returns the error that closes the connection of an
+// acks=0 produce with a partition refused, or nil.
+func (b *Broker) refusedAcks0(req *wire.Request, refused error) error {
+	if refused != nil {
+		b.logger.Info("closing the connection of an acks=0 produce with a partition refused, as Kafka does", "remote", req.RemoteAddr, "err", refused)
+	}
+	return refused
 }
 
 type tp struct {

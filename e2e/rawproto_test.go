@@ -531,12 +531,24 @@ func TestRawCorruptBatches(t *testing.T) {
 		}
 	}
 
-	// acks=0: no response, nothing appended, and the next request on the
-	// connection is answered normally.
+	// acks=0: no response, nothing appended, and the connection closes, as
+	// Kafka closes it: the only way an acks=0 client learns of a refusal.
+	// A good acks=0 Produce leaves the connection open.
 	before := rawEndOffset(t, rc, topic, 0)
+	rc.send(produceReq(topic, 0, 0, buildBatch(simpleRecords("good0", 1), batchOpts{FirstTimestamp: now})), 9)
+	// Not awaited by the broker: it lands shortly.
+	for deadline := time.Now().Add(5 * time.Second); rawEndOffset(t, rc, topic, 0) != before+1; {
+		if time.Now().After(deadline) {
+			t.Fatalf("a good acks=0 Produce: end offset %d, want %d", rawEndOffset(t, rc, topic, 0), before+1)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	before++
+	acks0 := dialRaw(t, n.KafkaAddr())
 	corrupt := buildBatch(simpleRecords("bad0", 2), batchOpts{FirstTimestamp: now})
 	corrupt[30] ^= 0xff // in the first timestamp, covered by the CRC
-	rc.send(produceReq(topic, 0, 0, corrupt), 9)
+	acks0.send(produceReq(topic, 0, 0, corrupt), 9)
+	acks0.expectClosed("an acks=0 Produce with a bad CRC", 5*time.Second)
 	if e := rawEndOffset(t, rc, topic, 0); e != before {
 		t.Errorf("acks=0 Produce with a bad CRC moved the end offset from %d to %d", before, e)
 	}
