@@ -18,7 +18,8 @@ import (
 // one raft entry, and answers once it is applied (acks 1 and -1 both wait
 // for a raft quorum; acks 0 does not wait and sends no response). With
 // acks 0, a partition refused closes the connection once the valid ones
-// are handed to raft, as Kafka does: it is the only way the client learns.
+// are handed to raft, after the responses to the requests before it, as
+// Kafka does: it is the only way the client learns.
 //
 // Validation runs concurrently; handing the batches to raft runs in the
 // connection's request order (wire.Request.InOrder), so pipelined requests
@@ -77,9 +78,15 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 		resp.Topics = append(resp.Topics, st)
 	}
 	if len(batches) == 0 {
+		if r.Acks == 0 && refused != nil {
+			// The close comes after the requests before this one are
+			// handed to raft, as their order asks.
+			_ = req.InOrder(ctx, func() {})
+			return nil, refusedAcks0(refused)
+		}
 		req.ReleaseOrder()
 		if r.Acks == 0 {
-			return nil, b.refusedAcks0(req, refused)
+			return nil, nil
 		}
 		return resp, nil
 	}
@@ -93,7 +100,7 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 		pending = b.store.StartProduce(ctx, now, batches)
 	})
 	if r.Acks == 0 {
-		return nil, b.refusedAcks0(req, refused)
+		return nil, refusedAcks0(refused)
 	}
 	var results []raftstore.ProduceResult
 	if err == nil {
@@ -123,13 +130,14 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 	return resp, nil
 }
 
-// refusedAcks0 logs and returns the error that closes the connection of an
-// acks=0 produce with a partition refused, or nil.
-func (b *Broker) refusedAcks0(req *wire.Request, refused error) error {
-	if refused != nil {
-		b.logger.Info("closing the connection of an acks=0 produce with a partition refused, as Kafka does", "remote", req.RemoteAddr, "err", refused)
+// refusedAcks0 is the error that closes, in request order, the connection
+// of an acks=0 produce with a partition refused, or nil. (The handler
+// instrumentation logs it, rate-limited.)
+func refusedAcks0(refused error) error {
+	if refused == nil {
+		return nil
 	}
-	return refused
+	return fmt.Errorf("%w: %w", wire.ErrCloseInOrder, refused)
 }
 
 type tp struct {

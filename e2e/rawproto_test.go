@@ -773,3 +773,31 @@ const (
 	kerr45 = 45 // OUT_OF_ORDER_SEQUENCE_NUMBER
 	kerr47 = 47 // INVALID_PRODUCER_EPOCH
 )
+
+// TestRawAcks0CloseInOrder: an acks=0 Produce that is refused closes the
+// connection only after the requests before it: a valid acks=0 Produce
+// pipelined just before it is appended every time, and a Metadata request
+// before both is answered, then the connection closes.
+func TestRawAcks0CloseInOrder(t *testing.T) {
+	n := startNode(t)
+	const topic = "acks0-order"
+	createTopic(t, newAdmin(t, n.KafkaAddr()), topic, 1, nil)
+	check := dialRaw(t, n.KafkaAddr())
+	now := time.Now().UnixMilli()
+	for i := range 20 {
+		before := rawEndOffset(t, check, topic, 0)
+		rc := dialRaw(t, n.KafkaAddr())
+		meta := kmsg.NewPtrMetadataRequest()
+		corr := rc.send(meta, 9)
+		rc.send(produceReq(topic, 0, 0, buildBatch(simpleRecords("ok", 1), batchOpts{FirstTimestamp: now})), 9)
+		rc.send(produceReq(topic, 7, 0, buildBatch(simpleRecords("no", 1), batchOpts{FirstTimestamp: now})), 9) // no partition 7
+		rc.recv(corr, kmsg.NewPtrMetadataResponse(), 9)
+		rc.expectClosed("an acks=0 Produce to a partition that does not exist", 5*time.Second)
+		for deadline := time.Now().Add(5 * time.Second); rawEndOffset(t, check, topic, 0) != before+1; {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the valid acks=0 Produce before the refused one was not appended (end %d, want %d)", i, rawEndOffset(t, check, topic, 0), before+1)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}

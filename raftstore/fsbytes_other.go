@@ -1,6 +1,6 @@
-//go:build !unix
+//go:build !linux
 
 package raftstore
 
-// filesystemBytes is unknown here: raft-wal's default segment size.
+// filesystemBytes is not looked up here: raft-wal's default segment size.
 func filesystemBytes(string) (uint64, bool) { return 0, false }

@@ -176,7 +176,7 @@ func (s *Store) startRaft() error {
 			return fmt.Errorf("create raft wal dir: %w", err)
 		}
 		seg := walSegmentSize(cfg.WALSegmentBytes, rdir)
-		cfg.Logger.Debug("raft-wal segment size", "bytes", seg)
+		cfg.Logger.Info("raft-wal segment size", "bytes", seg)
 		w, err := wal.Open(filepath.Join(rdir, "wal"), wal.WithLogger(newHCLogger("raft-wal", cfg.Logger)), wal.WithSegmentSize(seg))
 		if err != nil {
 			return fmt.Errorf("open raft wal: %w", err)

@@ -71,6 +71,10 @@ func (c *conn) writeLoop() {
 		s.unref()
 		<-c.tokens
 		if err != nil {
+			if errors.Is(err, ErrCloseInOrder) {
+				// What the requests before it answered goes out first.
+				_ = w.flush()
+			}
 			c.writeFailed(err)
 			return
 		}

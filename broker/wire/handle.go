@@ -12,6 +12,13 @@ import (
 // errHandlerPanic marks a handler that panicked (already logged).
 var errHandlerPanic = errors.New("wire: handler panicked")
 
+// ErrCloseInOrder, wrapped in a handler's error, closes the connection in
+// request order rather than at once: the responses to the requests before
+// this one are written first, nothing after it is, and no further request
+// is read. Kafka closes the connection of an acks=0 Produce it refuses
+// this way (it answers one request at a time per connection).
+var ErrCloseInOrder = errors.New("closing the connection in request order")
+
 // handle runs the handler for one request in its own goroutine and records
 // the outcome in its slot. A handler error or panic closes the connection.
 func (c *conn) handle(s *slot) {
@@ -22,6 +29,13 @@ func (c *conn) handle(s *slot) {
 	}
 	if err == nil && resp != nil {
 		err = prepareResponse(s.hdr, resp)
+	}
+	if errors.Is(err, ErrCloseInOrder) {
+		// The writer closes the connection when it reaches this slot.
+		c.log.Debug("wire: closing connection after the responses before this request", append(requestAttrs(s.hdr), "err", err)...)
+		c.stopReading()
+		s.finish(nil, err)
+		return
 	}
 	if err != nil {
 		switch {

@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -629,4 +630,29 @@ func TestMalformedResponseClosesConn(t *testing.T) {
 	}
 	waitFor(t, "connection gone", func() bool { return s.ConnCount() == 0 })
 	waitFor(t, "budget released", func() bool { return s.budget.inUse() == 0 })
+}
+
+// TestCloseInOrder: a handler error wrapping ErrCloseInOrder closes the
+// connection after the responses to the requests before it, even when
+// those finish later; nothing after it is answered.
+func TestCloseInOrder(t *testing.T) {
+	h := func(ctx context.Context, req *Request) (kmsg.Response, error) {
+		switch req.Header.CorrelationID {
+		case 1:
+			time.Sleep(100 * time.Millisecond)
+			return answerAll(ctx, req)
+		case 2:
+			return nil, fmt.Errorf("refused: %w", ErrCloseInOrder)
+		}
+		return answerAll(ctx, req)
+	}
+	s := startServer(t, Config{}, nil, h)
+	c := dialRaw(t, s.Addr())
+	c.sendFrames(heartbeat(1, nil, 4), heartbeat(2, nil, 4), heartbeat(3, nil, 4))
+	if corr, _ := c.readResponse(12, 4); corr != 1 {
+		t.Fatalf("first response has correlation id %d, want 1", corr)
+	}
+	if b, err := c.readFrame(); err == nil {
+		t.Fatalf("a response (%d bytes) after the request that closes the connection", len(b))
+	}
 }

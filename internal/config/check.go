@@ -26,6 +26,20 @@ func intRange(bits int, lo, hi int64) func(string) error {
 	}
 }
 
+// zeroOrRange is intRange that also accepts 0 (meaning: automatic).
+func zeroOrRange(bits int, lo, hi int64) func(string) error {
+	inRange := intRange(bits, lo, hi)
+	return func(v string) error {
+		if strings.TrimSpace(v) == "0" {
+			return nil
+		}
+		if err := inRange(v); err != nil {
+			return fmt.Errorf("%w (or 0 for automatic)", err)
+		}
+		return nil
+	}
+}
+
 func checkBool(v string) error {
 	_, err := parseBool(v)
 	return err

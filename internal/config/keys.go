@@ -98,7 +98,7 @@ var brokerKeys = []Key{
 		Doc: "Bound the raft log kept behind a snapshot by record bytes too: with large entries, fewer than brokerd.raft.trailing.logs are kept (at least 64)."},
 	{Name: "brokerd.raft.log.store", Default: "wal", check: oneOf("wal", "boltdb"),
 		Doc: "Raft's log store: wal (hashicorp/raft-wal) or boltdb (raft-boltdb)."},
-	{Name: "brokerd.raft.wal.segment.bytes", Default: "0", check: intRange(32, 0, 1<<31-1),
+	{Name: "brokerd.raft.wal.segment.bytes", Default: "0", check: zeroOrRange(32, 1<<20, 1<<31-1),
 		Doc: "Size of raft-wal's segment files, allocated whole. 0: 64 MiB, or a 32nd of the data directory's filesystem when that is smaller (at least 1 MiB)."},
 	{Name: "brokerd.admin.listener", Default: "127.0.0.1:9644", check: checkHostPortOrEmpty,
 		Doc: "Admin HTTP listener: /metrics, /healthz, /readyz, /debug/pprof/. Empty disables it."},
