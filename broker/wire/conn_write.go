@@ -246,33 +246,27 @@ func (w *responseWriter) writeRefs() error {
 			vecs = append(vecs, w.buf[at:r.at])
 		}
 		at = r.at
-		switch {
-		case r.file == nil:
+		if r.file == nil {
 			vecs = append(vecs, r.data)
-		case w.rc == nil:
-			data, rerr := r.file.read()
-			if rerr != nil {
-				err = rerr
-				break
+			continue
+		}
+		if w.rc != nil {
+			if send(); err == nil {
+				err = sendFile(w.rc, r.file)
 			}
-			vecs = append(vecs, data)
-		default:
-			send()
-			if err == nil {
-				if err = sendFile(w.rc, r.file); err == nil {
-					sentFromFiles.Add(int64(r.file.Len))
-				}
-			}
-			if errors.Is(err, errNoSendfile) {
+			switch {
+			case err == nil:
+				sentFromFiles.Add(int64(r.file.Len))
+				continue
+			case errors.Is(err, errNoSendfile):
 				// Written like any other connection's from now on.
 				w.rc, err = nil, nil
-				data, rerr := r.file.read()
-				if rerr != nil {
-					err = rerr
-					break
-				}
-				vecs = append(vecs, data)
 			}
+		}
+		if err == nil {
+			var data []byte
+			data, err = r.file.read()
+			vecs = append(vecs, data)
 		}
 		if err != nil {
 			break
