@@ -26,14 +26,6 @@ type FileRange struct {
 // Close closes the range's file.
 func (r *FileRange) Close() error { return r.File.Close() }
 
-// ReadTo reads the range into buf, which must hold Len bytes.
-func (r *FileRange) ReadTo(buf []byte) error {
-	if n, err := r.File.ReadAt(buf[:r.Len], r.Off); n < r.Len {
-		return fmt.Errorf("read %d bytes of %s at %d: got %d: %w", r.Len, r.File.Name(), r.Off, n, err)
-	}
-	return nil
-}
-
 // ReadRange is ReadWith for a caller that can send batches from the
 // segment file (sendfile) rather than read them: it finds whole batches
 // from the one holding offset, with base offsets below min(end,

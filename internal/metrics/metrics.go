@@ -117,7 +117,7 @@ func (m *Metrics) RegisterFetchSessions(stats FetchSessionStats) {
 
 // RegisterServer exports the Kafka listener's connection count and the
 // in-flight request memory in use.
-func (m *Metrics) RegisterServer(conns func() int, inFlightBytes func() int64) {
+func (m *Metrics) RegisterServer(conns func() int, inFlightBytes func() int64, sentFromFiles func() int64) {
 	m.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "connections",
@@ -127,5 +127,9 @@ func (m *Metrics) RegisterServer(conns func() int, inFlightBytes func() int64) {
 			Namespace: namespace, Name: "inflight_request_bytes",
 			Help: "Request frame bytes held in flight, charged to queued.max.request.bytes.",
 		}, func() float64 { return float64(inFlightBytes()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: namespace, Name: "fetch_sendfile_bytes_total",
+			Help: "Record bytes Fetch responses sent straight from segment files with sendfile (plain TCP, reads of 16 KiB or more).",
+		}, func() float64 { return float64(sentFromFiles()) }),
 	)
 }

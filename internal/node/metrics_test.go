@@ -221,6 +221,13 @@ func TestMetrics(t *testing.T) {
 		len(f.GetMetric()[0].GetHistogram().GetBucket()) < len(raftstore.CheckpointBuckets) {
 		t.Errorf("checkpoint histogram: %v", f)
 	}
+	if f := fams["brokerd_fsm_checkpoint_stall_seconds"]; f == nil || f.GetType() != dto.MetricType_HISTOGRAM {
+		t.Errorf("checkpoint stall histogram: %v", f)
+	}
+	// 10 small records are read into memory, not sent from a file.
+	if v := must(t, fams, "brokerd_fetch_sendfile_bytes_total", nil); v < 0 {
+		t.Errorf("sendfile bytes %v", v)
+	}
 	if v := must(t, fams, "brokerd_raft_leader_id", nil); v != 1 {
 		t.Errorf("leader id %v", v)
 	}

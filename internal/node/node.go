@@ -258,7 +258,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		case <-st.Closing():
 		}
 	}(n.store)
-	n.metrics.RegisterServer(n.kafka.ConnCount, n.kafka.InFlightBytes)
+	n.metrics.RegisterServer(n.kafka.ConnCount, n.kafka.InFlightBytes, wire.SentFromFiles)
 	n.metrics.RegisterStore(n.store, !cfg.NoPartitionMetrics)
 	n.metrics.RegisterFetchSessions(b.FetchSessionStats)
 
