@@ -395,22 +395,20 @@ func (s *Store) Close() error {
 	}
 	s.wg.Wait()
 	// Raft's FSM goroutine has stopped: nothing else touches the FSM. A
-	// stopped FSM takes no checkpoint: its state may hold half an entry
-	// (but one in flight finishes before the files close).
-	// A checkpoint that failed in the background stops the FSM too,
-	// whether or not apply has seen it yet.
+	// checkpoint in flight finishes before the files close. A failed node
+	// (an entry it could not apply, or a checkpoint that failed, in the
+	// background or now) takes no checkpoint and detaches its logs: its
+	// state may hold half an entry, or bytes whose sync failed.
 	if err := s.fsm.awaitCheckpoint(); err != nil {
-		s.fsm.fail(fmt.Errorf("checkpoint: %w", err))
+		s.fsm.markFailed(fmt.Errorf("checkpoint: %w", err))
 	}
-	if !s.fsm.stopped && s.fsm.failed() {
-		s.fsm.stopped = true
-	}
-	if !s.fsm.stopped {
+	if !s.fsm.failed() {
 		if err := s.fsm.checkpoint(); err != nil {
-			s.fsm.fail(fmt.Errorf("final checkpoint: %w", err))
+			s.fsm.markFailed(fmt.Errorf("final checkpoint: %w", err))
 			errs = append(errs, fmt.Errorf("final checkpoint: %w", err))
 		}
 	}
+	s.fsm.stopped = s.fsm.failed()
 	if err := s.closeAll(); err != nil {
 		errs = append(errs, err)
 	}
