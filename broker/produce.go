@@ -94,7 +94,11 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 	err := req.InOrder(ctx, func() {
 		now := time.Now().UnixMilli()
 		if r.Acks == 0 {
-			b.store.ProduceAsync(now, batches)
+			if err := b.store.ProduceAsync(now, batches); err != nil && refused == nil {
+				// A full disk: the connection's close is how an acks=0
+				// client learns.
+				refused = fmt.Errorf("acks=0 produce refused: %w", err)
+			}
 			return
 		}
 		pending = b.store.StartProduce(ctx, now, batches)

@@ -33,3 +33,9 @@ var (
 	// ErrClosed reports use of a closed log.
 	ErrClosed = errors.New("log closed")
 )
+
+// ErrSyncFailed marks a failed fsync of a log's files. It is final for the
+// log (Sync, Flush): the kernel may have dropped the pages it could not
+// write, so the error must not be taken for one that can be retried, even
+// when its errno is ENOSPC.
+var ErrSyncFailed = errors.New("fsync failed")

@@ -29,14 +29,14 @@ func (l *Log) flushLocked() error {
 	for _, s := range l.segs {
 		if s.dirty {
 			if err := s.sync(); err != nil {
-				l.syncErr = fmt.Errorf("flush: %w", err)
+				l.syncErr = fmt.Errorf("flush: %w: %w", ErrSyncFailed, err)
 				return l.syncErr
 			}
 		}
 	}
 	if l.dirDirty {
 		if err := SyncDir(l.dir); err != nil {
-			l.syncErr = fmt.Errorf("flush: %w", err)
+			l.syncErr = fmt.Errorf("flush: %w: %w", ErrSyncFailed, err)
 			return l.syncErr
 		}
 		l.dirDirty = false
@@ -85,12 +85,12 @@ func (l *Log) Sync() error {
 			// os.File defers a Close racing with Sync until Sync returns;
 			// only Detach closes files under a Sync (Close waits).
 			if err := s.syncFiles(); err != nil && !(errors.Is(err, os.ErrClosed) && l.removed(s)) {
-				return fmt.Errorf("sync: %w", err)
+				return fmt.Errorf("sync: %w: %w", ErrSyncFailed, err)
 			}
 		}
 		if dirDirty {
 			if err := SyncDir(l.dir); err != nil {
-				return fmt.Errorf("sync: %w", err)
+				return fmt.Errorf("sync: %w: %w", ErrSyncFailed, err)
 			}
 		}
 		return nil

@@ -59,6 +59,11 @@ func (x *offsetIndex) add(rel, pos uint32) error {
 	var b [offsetEntrySize]byte
 	binary.BigEndian.PutUint32(b[:], rel)
 	binary.BigEndian.PutUint32(b[4:], pos)
+	if x.entries() > 0 && x.last.Load() == uint64(rel)<<32|uint64(pos) {
+		// An append retried after a failed write (a full disk) adds the
+		// entry it added before.
+		return nil
+	}
 	// Publish last before the count: a reader that sees the new last entry
 	// with the old count only ever uses it for offsets at or past it.
 	if _, err := x.f.WriteAt(b[:], x.entries()*offsetEntrySize); err != nil {

@@ -198,7 +198,7 @@ func (f *fsm) commitCheckpoint(job *ckptJob) error {
 	}
 	for _, d := range job.syncDirs {
 		if err := log.SyncDir(d); err != nil {
-			return err
+			return fmt.Errorf("%w: %w", log.ErrSyncFailed, err)
 		}
 	}
 	if err := f.db.Update(job.write); err != nil {
@@ -229,7 +229,11 @@ func (f *fsm) startCheckpoint() error {
 	}
 	f.ckptBusy = true
 	go func() {
-		err := f.commitCheckpoint(job)
+		// A full disk holds the checkpoint back, not the node: the same
+		// job is committed once there is space (a bbolt commit that
+		// failed left nothing behind), and apply goes on meanwhile until
+		// two checkpoints' worth have piled up.
+		err := f.whileNoSpace("checkpoint", func() error { return f.commitCheckpoint(job) })
 		if err == nil {
 			f.ckptTimer.observe(time.Since(start))
 		} else {

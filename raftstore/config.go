@@ -70,6 +70,10 @@ type Config struct {
 	// WALSegmentBytes is the size of raft-wal's segment files; 0 sizes
 	// them from the data directory's filesystem (walsize.go).
 	WALSegmentBytes int
+	// MinFreeBytes is the free space to keep on the data directory's
+	// filesystem (brokerd.storage.min.free.bytes): below it, writes are
+	// refused with ErrStorage. 0 sizes it from the filesystem (space.go).
+	MinFreeBytes int64
 	// SnapshotThreshold and TrailingLogs tune raft's log trimming.
 	SnapshotThreshold uint64
 	TrailingLogs      uint64

@@ -18,6 +18,11 @@ type fsm struct {
 	logger  *slog.Logger
 	dataDir string
 	db      *bolt.DB
+	// space is the data directory's free-space guard, and stop closes
+	// when the store does: writes that meet a full disk wait on both
+	// (whileNoSpace). Both are nil in tests that build an fsm alone.
+	space *spaceGuard
+	stop  <-chan struct{}
 
 	mu      sync.RWMutex
 	topics  map[string]*topicState

@@ -70,7 +70,11 @@ func (f *fsm) produceOne(b *ProduceBatch, now int64, term int32) ProduceResult {
 	// raft's LogCache would break that and needs a copy here.
 	data := b.Data
 	log.SetLeaderEpoch(data, term)
-	base, err := p.log.Append(data, now)
+	var base int64
+	err = f.whileNoSpace("append to "+key, func() (err error) {
+		base, err = p.log.Append(data, now)
+		return err
+	})
 	switch {
 	case errors.Is(err, log.ErrCorruptBatch):
 		// Decided by the bytes alone: every replica refuses it alike.
@@ -168,7 +172,7 @@ func (f *fsm) applyDeleteRecords(c *deleteRecordsCmd) []DeleteRecordsResult {
 			out[i].Err = fmt.Errorf("%w: %d not in [%d, %d]", ErrInvalidOffset, off, p.log.StartOffset(), p.log.EndOffset())
 			continue
 		}
-		if err := p.log.AdvanceStartOffset(off); err != nil {
+		if err := f.whileNoSpace("delete records of "+p.key(), func() error { return p.log.AdvanceStartOffset(off) }); err != nil {
 			out[i].Err = f.fail(fmt.Errorf("delete records of %s: %w", p.key(), err))
 			return out
 		}
@@ -187,7 +191,11 @@ func (f *fsm) applyRetention(c *retentionCmd) {
 	}
 	f.mu.RUnlock()
 	for _, p := range parts {
-		n, err := p.log.ApplyRetention(c.Now)
+		var n int
+		err := f.whileNoSpace("retention on "+p.key(), func() (err error) {
+			n, err = p.log.ApplyRetention(c.Now)
+			return err
+		})
 		if err != nil {
 			f.fail(fmt.Errorf("retention on %s: %w", p.key(), err))
 			return

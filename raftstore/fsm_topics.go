@@ -32,9 +32,25 @@ func (f *fsm) openPartition(name string, idx int32, overrides map[string]string)
 	dir := filepath.Join(f.dataDir, topic.PartitionDir(name, idx))
 	l, err := log.Open(dir, f.logConfig(overrides), f.logger)
 	if err != nil {
-		return nil, fmt.Errorf("%w: open partition %s-%d: %v", ErrStorage, name, idx, err)
+		return nil, fmt.Errorf("%w: open partition %s-%d: %w", ErrStorage, name, idx, err)
 	}
 	return &partition{topic: name, index: idx, log: l}, nil
+}
+
+// createPartition creates a new partition's log directory, waiting for
+// space if the disk is full. A directory left by a replayed, not yet
+// checkpointed create holds only data that raft will replay again: it
+// starts empty.
+func (f *fsm) createPartition(name string, idx int32, overrides map[string]string) (*partition, error) {
+	var p *partition
+	err := f.whileNoSpace(fmt.Sprintf("create partition %s-%d", name, idx), func() (err error) {
+		if err := os.RemoveAll(filepath.Join(f.dataDir, topic.PartitionDir(name, idx))); err != nil {
+			return fmt.Errorf("clear partition dir: %w", err)
+		}
+		p, err = f.openPartition(name, idx, overrides)
+		return err
+	})
+	return p, err
 }
 
 // validateTopicCmd checks what every replica checks identically.
@@ -60,12 +76,7 @@ func (f *fsm) applyCreateTopic(c *createTopicCmd) error {
 	}
 	ts := &topicState{meta: topic.Topic{Name: c.Name, ID: c.ID, Partitions: c.Partitions, Configs: maps.Clone(c.Configs)}}
 	for i := int32(0); i < c.Partitions; i++ {
-		// A directory left by a replayed, not yet checkpointed create holds
-		// only data that raft will replay again: start it empty.
-		if err := os.RemoveAll(filepath.Join(f.dataDir, topic.PartitionDir(c.Name, i))); err != nil {
-			return f.fail(fmt.Errorf("clear partition dir: %w", err))
-		}
-		p, err := f.openPartition(c.Name, i, c.Configs)
+		p, err := f.createPartition(c.Name, i, c.Configs)
 		if err != nil {
 			closeParts(ts.parts)
 			return f.fail(err)
@@ -139,11 +150,7 @@ func (f *fsm) applyCreatePartitions(c *createPartitionsCmd) error {
 	}
 	var added []*partition
 	for i := have; i < c.Count; i++ {
-		if err := os.RemoveAll(filepath.Join(f.dataDir, topic.PartitionDir(c.Name, i))); err != nil {
-			closeParts(added)
-			return f.fail(fmt.Errorf("clear partition dir: %w", err))
-		}
-		p, err := f.openPartition(c.Name, i, ts.meta.Configs)
+		p, err := f.createPartition(c.Name, i, ts.meta.Configs)
 		if err != nil {
 			closeParts(added)
 			return f.fail(err)

@@ -106,6 +106,9 @@ func (s *Store) ApplyStep(ctx context.Context, st *ProcStep) error {
 	if len(data) > MaxStepBytes {
 		return fmt.Errorf("%w: %d bytes (at most %d)", ErrStepTooLarge, len(data), MaxStepBytes)
 	}
+	if err := s.admitWrite(); err != nil {
+		return err
+	}
 	return s.proposeErr(ctx, data)
 }
 
@@ -252,7 +255,11 @@ func (f *fsm) applyProcStep(st *ProcStep, term int32) error {
 	// the node rather than leave part of the step applied.
 	for i, b := range st.Outputs {
 		log.SetLeaderEpoch(b.Data, term)
-		base, err := parts[i].log.Append(b.Data, st.Now)
+		var base int64
+		err := f.whileNoSpace("append to "+parts[i].key(), func() (err error) {
+			base, err = parts[i].log.Append(b.Data, st.Now)
+			return err
+		})
 		if err != nil {
 			if errors.Is(err, log.ErrCorruptBatch) {
 				err = fmt.Errorf("a validated batch was refused: %w", err)

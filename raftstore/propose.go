@@ -88,6 +88,9 @@ func (s *Store) proposeErr(ctx context.Context, data []byte) error {
 
 // CreateTopic creates a topic with the given partitions and config overrides.
 func (s *Store) CreateTopic(ctx context.Context, name string, id [16]byte, partitions int32, configs map[string]string) error {
+	if err := s.admitWrite(); err != nil {
+		return err
+	}
 	return s.proposeJSON(ctx, cmdCreateTopic, createTopicCmd{Name: name, ID: id, Partitions: partitions, Configs: configs})
 }
 
@@ -98,6 +101,9 @@ func (s *Store) DeleteTopic(ctx context.Context, name string) error {
 
 // CreatePartitions grows a topic to count partitions.
 func (s *Store) CreatePartitions(ctx context.Context, name string, count int32) error {
+	if err := s.admitWrite(); err != nil {
+		return err
+	}
 	return s.proposeJSON(ctx, cmdCreatePartitions, createPartitionsCmd{Name: name, Count: count})
 }
 
@@ -161,6 +167,9 @@ func (s *Store) StartProduce(ctx context.Context, now int64, batches []ProduceBa
 	if err := ctx.Err(); err != nil {
 		return &PendingProduce{err: fmt.Errorf("%w: %v", ErrUnknownOutcome, err)}
 	}
+	if err := s.admitWrite(); err != nil {
+		return &PendingProduce{err: err}
+	}
 	p := &PendingProduce{s: s}
 	for _, c := range chunkBatches(batches) {
 		p.fs = append(p.fs, s.raft.Apply(encodeProduce(&produceCmd{Now: now, Batches: c}), s.cfg.ApplyTimeout))
@@ -192,10 +201,16 @@ func (p *PendingProduce) Wait() ([]ProduceResult, error) {
 }
 
 // ProduceAsync proposes batches without waiting for the outcome (acks=0).
-func (s *Store) ProduceAsync(now int64, batches []ProduceBatch) {
+// It returns an error only when the batches were refused before raft
+// (a full disk).
+func (s *Store) ProduceAsync(now int64, batches []ProduceBatch) error {
+	if err := s.admitWrite(); err != nil {
+		return err
+	}
 	for _, c := range chunkBatches(batches) {
 		s.proposeAsync(encodeProduce(&produceCmd{Now: now, Batches: c}))
 	}
+	return nil
 }
 
 // InitProducerID allocates a producer id, or bumps the epoch of an existing

@@ -70,12 +70,17 @@ func Open(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.fsm = f
+	f.stop = s.stop
 	if err := s.startRaft(); err != nil {
 		s.closeAll()
 		return nil, err
 	}
 	s.contacts.failing = map[int32]time.Time{}
-	s.wg.Add(2)
+	s.wg.Add(3)
+	go func() {
+		defer s.wg.Done()
+		f.space.run(s.stop)
+	}()
 	go s.background()
 	go func() {
 		defer s.wg.Done()
@@ -170,12 +175,13 @@ func (s *Store) startRaft() error {
 	hl := newHCLogger("raft", cfg.Logger)
 
 	var logs raft.LogStore
+	seg := 0
 	switch cfg.LogStore {
 	case "wal":
 		if err := os.MkdirAll(filepath.Join(rdir, "wal"), 0o755); err != nil {
 			return fmt.Errorf("create raft wal dir: %w", err)
 		}
-		seg := walSegmentSize(cfg.WALSegmentBytes, rdir)
+		seg = walSegmentSize(cfg.WALSegmentBytes, rdir)
 		cfg.Logger.Info("raft-wal segment size", "bytes", seg)
 		w, err := wal.Open(filepath.Join(rdir, "wal"), wal.WithLogger(newHCLogger("raft-wal", cfg.Logger)), wal.WithSegmentSize(seg))
 		if err != nil {
@@ -193,6 +199,10 @@ func (s *Store) startRaft() error {
 	default:
 		return fmt.Errorf("unknown raft log store %q (want wal or boltdb)", cfg.LogStore)
 	}
+	total, _ := filesystemBytes(cfg.DataDir)
+	reserve := reserveFor(cfg.MinFreeBytes, total, seg)
+	s.fsm.space = newSpaceGuard(cfg.DataDir, reserve, s.logger)
+	s.logger.Info("disk space reserve", "min_free_bytes", reserve)
 	stable, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(rdir, "stable.db")})
 	if err != nil {
 		return fmt.Errorf("open raft stable store: %w", err)

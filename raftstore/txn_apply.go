@@ -207,7 +207,11 @@ func (f *fsm) finishTxn(t *TxnState, commit bool, now int64, term int32) {
 		}
 		data := controlBatch(t.ProducerID, t.ProducerEpoch, commit, now, 0)
 		log.SetLeaderEpoch(data, term)
-		base, err := p.log.Append(data, now)
+		var base int64
+		err := f.whileNoSpace("append to "+p.key(), func() (err error) {
+			base, err = p.log.Append(data, now)
+			return err
+		})
 		if err != nil {
 			// Skipping the marker would leave this replica's last
 			// stable offset stuck where the others moved on.

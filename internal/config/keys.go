@@ -100,6 +100,8 @@ var brokerKeys = []Key{
 		Doc: "Raft's log store: wal (hashicorp/raft-wal) or boltdb (raft-boltdb)."},
 	{Name: "brokerd.raft.wal.segment.bytes", Default: "0", check: zeroOrRange(32, 1<<20, 1<<31-1),
 		Doc: "Size of raft-wal's segment files, allocated whole. 0: 64 MiB, or a 32nd of the data directory's filesystem when that is smaller (at least 1 MiB)."},
+	{Name: "brokerd.storage.min.free.bytes", Default: "0", check: intRange(64, 0, 1<<63-1),
+		Doc: "Free space to keep on the data directory's filesystem: below it, produce, processor steps and topic creation are refused with KAFKA_STORAGE_ERROR and /readyz says why, until space is freed. 0: a 20th of the filesystem, at least two raft-wal segments, at most 5 GiB."},
 	{Name: "brokerd.admin.listener", Default: "127.0.0.1:9644", check: checkHostPortOrEmpty,
 		Doc: "Admin HTTP listener: /metrics, /healthz, /readyz, /debug/pprof/. Empty disables it."},
 	{Name: "brokerd.metrics.partition.enable", Default: "true", check: checkBool,

@@ -71,6 +71,7 @@ func (c *Config) Node() (node.Config, error) {
 	cfg.LogStore = c.String("brokerd.raft.log.store")
 	cfg.SnapshotBytes = c.Int("brokerd.raft.snapshot.bytes")
 	cfg.WALSegmentBytes = int(c.Int("brokerd.raft.wal.segment.bytes"))
+	cfg.MinFreeBytes = c.Int("brokerd.storage.min.free.bytes")
 	cfg.SnapshotInterval = c.millis("brokerd.raft.snapshot.interval.ms")
 	cfg.TrailingLogs = uint64(c.Int("brokerd.raft.trailing.logs"))
 	cfg.TrailingBytes = c.Int("brokerd.raft.trailing.bytes")

@@ -17,13 +17,14 @@ type Store interface {
 	OffsetGroups() []string
 	GroupOffsets(group string) []raftstore.OffsetCommit
 	CheckpointStats() raftstore.CheckpointStats
+	StorageStore
 }
 
 // RegisterStore adds the collectors that read s: raft state and indexes,
 // and consumer-group lag; with perPartition, also each partition's log
 // size and offsets and each group's per-partition lag and offset.
 func (m *Metrics) RegisterStore(s Store, perPartition bool) {
-	m.reg.MustRegister(newRaftCollector(s), newGroupCollector(s, perPartition))
+	m.reg.MustRegister(newRaftCollector(s), newGroupCollector(s, perPartition), newStorageCollector(s))
 	if perPartition {
 		m.reg.MustRegister(newPartitionCollector(s))
 	}

@@ -47,13 +47,20 @@ func (n *Node) startAdmin() error {
 
 // ready is true once logs are recovered (Open returned), a raft leader is
 // known, and the Kafka listener is bound and accepting; false again once
-// shutdown has begun.
+// shutdown has begun, while the disk is too full to take writes, and for
+// good once the node has stopped applying after a storage error.
 func (n *Node) ready(ctx context.Context) error {
 	if n.draining.Load() {
 		return fmt.Errorf("shutting down")
 	}
 	if n.broker == nil {
 		return fmt.Errorf("recovering")
+	}
+	if err := n.store.FailErr(); err != nil {
+		return fmt.Errorf("failed: %w", err)
+	}
+	if err := n.store.StorageErr(); err != nil {
+		return err
 	}
 	if _, ok := n.store.Leader(); !ok {
 		return fmt.Errorf("no raft leader known")

@@ -43,7 +43,10 @@ type Config struct {
 	SnapshotBytes int64
 	// WALSegmentBytes is brokerd.raft.wal.segment.bytes (0: sized from
 	// the disk).
-	WALSegmentBytes  int
+	WALSegmentBytes int
+	// MinFreeBytes is brokerd.storage.min.free.bytes (0: sized from the
+	// disk).
+	MinFreeBytes     int64
 	SnapshotInterval time.Duration
 	TrailingLogs     uint64
 	TrailingBytes    int64
@@ -210,6 +213,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Join:                      cfg.Join != "",
 		SnapshotBytes:             cfg.SnapshotBytes,
 		WALSegmentBytes:           cfg.WALSegmentBytes,
+		MinFreeBytes:              cfg.MinFreeBytes,
 		SnapshotInterval:          cfg.SnapshotInterval,
 		TrailingLogs:              cfg.TrailingLogs,
 		TrailingBytes:             cfg.TrailingBytes,

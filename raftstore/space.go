@@ -1,0 +1,187 @@
+package raftstore
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A full disk must not take the node down, and must not leave it down
+// once space is back. The guard keeps a reserve of free space on the data
+// directory's filesystem: below it, commands that grow the data (produce,
+// processor steps, new topics and partitions) are refused at once with
+// ErrStorage, before they reach raft, so that the node's own writes do
+// not fill the disk. The reserve covers what is already on its way: raft's
+// next log segments and the entries being applied. Writes inside the node
+// that still meet a full disk (someone else filled it) wait for space
+// rather than fail (see nospace.go); while they wait, the guard refuses
+// too. Either way the node serves again by itself once space is freed.
+
+// spacePollInterval is how often the guard samples free space.
+const spacePollInterval = 500 * time.Millisecond
+
+// Auto reserve: a twentieth of the filesystem, at least two raft-wal
+// segments (the next one is allocated whole), at most maxAutoReserve.
+const (
+	reserveDiskShare = 20
+	maxAutoReserve   = 5 << 30
+)
+
+// reserveFor is the reserve to keep: configured if positive, else sized
+// from the filesystem's total bytes and raft-wal's segment size.
+func reserveFor(configured int64, total uint64, walSegment int) uint64 {
+	if configured > 0 {
+		return uint64(configured)
+	}
+	return max(min(total/reserveDiskShare, maxAutoReserve), 2*uint64(walSegment))
+}
+
+type spaceGuard struct {
+	dir     string
+	reserve uint64
+	logger  *slog.Logger
+	// sample reads the filesystem's free bytes (filesystemSpace; tests
+	// replace it).
+	sample func() (avail uint64, ok bool)
+
+	mu      sync.Mutex
+	avail   uint64
+	low     bool             // avail was below the reserve at the last sample
+	waiting map[string]error // writes waiting for space, by what waits
+	reason  error            // nil when writes are accepted
+
+	refused atomic.Uint64
+}
+
+func newSpaceGuard(dir string, reserve uint64, logger *slog.Logger) *spaceGuard {
+	g := &spaceGuard{dir: dir, reserve: reserve, logger: logger, waiting: map[string]error{}}
+	g.sample = func() (uint64, bool) {
+		_, avail, ok := filesystemSpace(dir)
+		return avail, ok
+	}
+	g.poll()
+	return g
+}
+
+// run samples free space until stop closes.
+func (g *spaceGuard) run(stop <-chan struct{}) {
+	t := time.NewTicker(spacePollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			g.poll()
+		}
+	}
+}
+
+// poll samples free space now.
+func (g *spaceGuard) poll() {
+	avail, ok := g.sample()
+	if !ok {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.avail = avail
+	g.low = avail < g.reserve
+	g.updateLocked()
+}
+
+// wait records that a write inside the node (what) failed for lack of
+// space and waits to be retried; done clears it.
+func (g *spaceGuard) wait(what string, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.waiting[what]; ok {
+		return
+	}
+	g.waiting[what] = err
+	g.updateLocked()
+}
+
+func (g *spaceGuard) done(what string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.waiting[what]; !ok {
+		return
+	}
+	delete(g.waiting, what)
+	g.updateLocked()
+}
+
+// updateLocked recomputes the reason writes are refused, and logs each
+// change.
+func (g *spaceGuard) updateLocked() {
+	var parts []string
+	if g.low {
+		parts = append(parts, fmt.Sprintf("the data directory's disk has %d bytes free, below the reserve of %d (brokerd.storage.min.free.bytes)", g.avail, g.reserve))
+	}
+	for _, what := range slices.Sorted(maps.Keys(g.waiting)) {
+		parts = append(parts, fmt.Sprintf("%s waits for disk space: %v", what, g.waiting[what]))
+	}
+	was := g.reason
+	if len(parts) == 0 {
+		g.reason = nil
+		if was != nil {
+			g.logger.Info("disk space is back: accepting writes again", "free_bytes", g.avail, "reserve_bytes", g.reserve)
+		}
+		return
+	}
+	g.reason = fmt.Errorf("%w: %s; free space in %s, and writes resume by themselves", ErrStorage, strings.Join(parts, "; "), g.dir)
+	if was == nil || was.Error() != g.reason.Error() {
+		g.logger.Error("refusing writes: disk full", "err", g.reason)
+	}
+}
+
+// err is why writes are refused now, or nil.
+func (g *spaceGuard) err() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.reason
+}
+
+// admit returns err() and counts a refusal.
+func (g *spaceGuard) admit() error {
+	err := g.err()
+	if err != nil {
+		g.refused.Add(1)
+	}
+	return err
+}
+
+// StorageStats is the state of the data directory's free space.
+type StorageStats struct {
+	// FreeBytes is what the filesystem had free at the last sample;
+	// ReserveBytes is brokerd.storage.min.free.bytes as applied.
+	FreeBytes, ReserveBytes uint64
+	// Refusing is true while writes are refused; Refused counts the
+	// commands refused since the store opened.
+	Refusing bool
+	Refused  uint64
+}
+
+func (g *spaceGuard) stats() StorageStats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return StorageStats{FreeBytes: g.avail, ReserveBytes: g.reserve, Refusing: g.reason != nil, Refused: g.refused.Load()}
+}
+
+// admitWrite refuses, with ErrStorage, a command that would grow the data
+// while the disk is full.
+func (s *Store) admitWrite() error { return s.fsm.space.admit() }
+
+// StorageErr says why writes are refused now (a full disk), or nil. Its
+// text names the cause and what to do.
+func (s *Store) StorageErr() error { return s.fsm.space.err() }
+
+// StorageStats reports the data directory's free space and the writes
+// refused for lack of it.
+func (s *Store) StorageStats() StorageStats { return s.fsm.space.stats() }
