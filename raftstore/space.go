@@ -45,11 +45,10 @@ type spaceGuard struct {
 	dir     string
 	reserve uint64
 	logger  *slog.Logger
+	mu      sync.Mutex
 	// sample reads the filesystem's free bytes (filesystemSpace; tests
 	// replace it).
-	sample func() (avail uint64, ok bool)
-
-	mu      sync.Mutex
+	sample  func() (avail uint64, ok bool)
 	avail   uint64
 	low     bool             // avail was below the reserve at the last sample
 	waiting map[string]error // writes waiting for space, by what waits
@@ -84,7 +83,10 @@ func (g *spaceGuard) run(stop <-chan struct{}) {
 
 // poll samples free space now.
 func (g *spaceGuard) poll() {
-	avail, ok := g.sample()
+	g.mu.Lock()
+	sample := g.sample
+	g.mu.Unlock()
+	avail, ok := sample()
 	if !ok {
 		return
 	}
@@ -98,6 +100,9 @@ func (g *spaceGuard) poll() {
 // wait records that a write inside the node (what) failed for lack of
 // space and waits to be retried; done clears it.
 func (g *spaceGuard) wait(what string, err error) {
+	if g == nil {
+		return
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if _, ok := g.waiting[what]; ok {
@@ -108,6 +113,9 @@ func (g *spaceGuard) wait(what string, err error) {
 }
 
 func (g *spaceGuard) done(what string) {
+	if g == nil {
+		return
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if _, ok := g.waiting[what]; !ok {

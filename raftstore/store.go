@@ -16,7 +16,6 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	wal "github.com/hashicorp/raft-wal"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/brokerd/brokerd/topic"
@@ -175,6 +174,7 @@ func (s *Store) startRaft() error {
 	hl := newHCLogger("raft", cfg.Logger)
 
 	var logs raft.LogStore
+	var ws *walStore
 	seg := 0
 	switch cfg.LogStore {
 	case "wal":
@@ -183,12 +183,13 @@ func (s *Store) startRaft() error {
 		}
 		seg = walSegmentSize(cfg.WALSegmentBytes, rdir)
 		cfg.Logger.Info("raft-wal segment size", "bytes", seg)
-		w, err := wal.Open(filepath.Join(rdir, "wal"), wal.WithLogger(newHCLogger("raft-wal", cfg.Logger)), wal.WithSegmentSize(seg))
+		w, err := openWALStore(filepath.Join(rdir, "wal"), seg, s.logger, newHCLogger("raft-wal", cfg.Logger))
 		if err != nil {
-			return fmt.Errorf("open raft wal: %w", err)
+			return err
 		}
 		s.closer = append(s.closer, w)
 		logs = w
+		ws = w
 	case "boltdb":
 		b, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(rdir, "raft-log.db")})
 		if err != nil {
@@ -202,6 +203,9 @@ func (s *Store) startRaft() error {
 	total, _ := filesystemBytes(cfg.DataDir)
 	reserve := reserveFor(cfg.MinFreeBytes, total, seg)
 	s.fsm.space = newSpaceGuard(cfg.DataDir, reserve, s.logger)
+	if ws != nil {
+		ws.space, ws.stop = s.fsm.space, s.stop
+	}
 	s.logger.Info("disk space reserve", "min_free_bytes", reserve)
 	stable, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(rdir, "stable.db")})
 	if err != nil {
