@@ -110,21 +110,32 @@ func TestFullDisk(t *testing.T) {
 func tmpfsDir(t *testing.T, size string) string {
 	t.Helper()
 	dir := t.TempDir()
+	mountTmpfs(t, dir, size)
+	return dir
+}
+
+// mountTmpfs mounts a tmpfs of size on dir, creating it, until the test
+// ends (a lazy unmount: processes the test started may still hold files
+// there). Without root the test is skipped.
+func mountTmpfs(t testing.TB, dir, size string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a %s tmpfs (needs root): %v: %s", size, err, out)
 	}
 	// A test binary killed before this runs leaves the mount behind.
 	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
 			t.Errorf("umount %s: %v: %s", dir, err, out)
 		}
 	})
-	return dir
 }
 
 // fillDisk writes a file in dir until its filesystem is full and returns
 // its path.
-func fillDisk(t *testing.T, dir string) string {
+func fillDisk(t testing.TB, dir string) string {
 	t.Helper()
 	path := filepath.Join(dir, "filler")
 	f, err := os.Create(path)
@@ -173,4 +184,83 @@ func getReadyz(t *testing.T, admin string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// TestFaultFullDisk: on a three-node cluster of brokerd processes, each
+// with its data on a small filesystem of its own, a follower's disk fills,
+// then the leader's. An idempotent acks=all producer runs throughout and
+// none of its records may fail: the follower with a full disk says so on
+// /readyz while the other two go on; the leader with a full disk refuses
+// writes and hands leadership to a node with room. Once space is freed
+// each node catches up by itself, and every replica ends with the same
+// segment bytes and every acknowledged record.
+func TestFaultFullDisk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault test")
+	}
+	c := newProcClusterEach(t, 3, func(c *procCluster, i int) []string {
+		mountTmpfs(t, c.nodes[i].dataDir, "256m")
+		return nil
+	})
+	const topic = "full-disk"
+	createClusterTopic(t, c, topic, 2)
+	lp := startLoad(t, c, topic, 2000)
+	ackedAtLeast := func(n int, within time.Duration, what string) {
+		t.Helper()
+		waitFor(t, within, what, func() (bool, string) {
+			a, _ := lp.ledger.counts()
+			return a >= n, fmt.Sprint(a)
+		})
+	}
+	acked := func() int { a, _ := lp.ledger.counts(); return a }
+	readyz := func(bp *brokerProc, want int, substr string, within time.Duration, what string) {
+		t.Helper()
+		waitFor(t, within, what, func() (bool, string) {
+			code, body := getReadyz(t, bp.adminAddr())
+			return code == want && strings.Contains(body, substr), fmt.Sprintf("%d %s", code, body)
+		})
+	}
+	ackedAtLeast(2000, 30*time.Second, "records acknowledged before any disk fills")
+
+	f := (c.waitLeader(30*time.Second) + 1) % 3
+	filler := fillDisk(t, c.nodes[f].dataDir)
+	readyz(c.nodes[f], http.StatusServiceUnavailable, "disk", 5*time.Second, "the full follower's /readyz to say why")
+	ackedAtLeast(acked()+4000, 30*time.Second, "the other two nodes to go on acknowledging")
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	readyz(c.nodes[f], http.StatusOK, "ready", 20*time.Second, "the follower to be ready again once space is freed")
+
+	l := c.waitLeader(30 * time.Second)
+	filler = fillDisk(t, c.nodes[l].dataDir)
+	waitFor(t, 30*time.Second, "the full leader to hand leadership off", func() (bool, string) {
+		n := c.leader()
+		return n >= 0 && n != l, fmt.Sprint(n)
+	})
+	ackedAtLeast(acked()+4000, 60*time.Second, "the new leader to go on acknowledging")
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	readyz(c.nodes[l], http.StatusOK, "ready", 20*time.Second, "the old leader to be ready again once space is freed")
+	ackedAtLeast(acked()+2000, 30*time.Second, "more records after both disks were freed")
+	if !strings.Contains(c.nodes[l].logTail(1<<22), "handing raft leadership to another node") {
+		t.Fatal("leadership moved, but not by the full leader's hand-off")
+	}
+	for i, bp := range c.nodes {
+		if !bp.running() {
+			t.Fatalf("node %d exited", i+1)
+		}
+		logs := bp.logTail(1 << 22)
+		t.Logf("node %d: %d appends waited for space, raft-wal reopened %d times, %d elections", i+1,
+			strings.Count(logs, "waits for disk space"), strings.Count(logs, "raft-wal reopened"), strings.Count(logs, "entering candidate state"))
+	}
+	lp.stop(t)
+	checkHealed(t, c, lp, topic, true)
+	waitFor(t, 60*time.Second, "every replica's segments to match", func() (bool, string) {
+		var sums []string
+		for _, bp := range c.nodes {
+			sums = append(sums, fmt.Sprint(segmentSums(t, bp.dataDir)))
+		}
+		return sums[0] != "map[]" && sums[0] == sums[1] && sums[1] == sums[2], fmt.Sprintf("%d, %d, %d bytes of sums", len(sums[0]), len(sums[1]), len(sums[2]))
+	})
 }

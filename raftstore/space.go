@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -67,16 +68,47 @@ func newSpaceGuard(dir string, reserve uint64, logger *slog.Logger) *spaceGuard 
 	return g
 }
 
-// run samples free space until stop closes.
-func (g *spaceGuard) run(stop <-chan struct{}) {
+// A leader that has refused writes for spaceHandOff hands leadership to
+// another voter, which may have room (Kafka moves the leadership of a
+// failed log directory's partitions the same way); at most once per
+// spaceHandOffEvery, so that a cluster whose disks are all full does not
+// spin elections.
+const (
+	spaceHandOff      = 2 * time.Second
+	spaceHandOffEvery = 30 * time.Second
+)
+
+// watchSpace samples free space until the store closes, and hands
+// leadership off while this node's disk is full.
+func (s *Store) watchSpace() {
+	g := s.fsm.space
 	t := time.NewTicker(spacePollInterval)
 	defer t.Stop()
+	var since, handedOff time.Time
 	for {
 		select {
-		case <-stop:
+		case <-s.stop:
 			return
-		case <-t.C:
+		case now := <-t.C:
 			g.poll()
+			err := g.err()
+			if err == nil {
+				since = time.Time{}
+				continue
+			}
+			if since.IsZero() {
+				since = now
+			}
+			if now.Sub(since) < spaceHandOff || now.Sub(handedOff) < spaceHandOffEvery || !s.IsLeader() || s.voters() < 2 {
+				continue
+			}
+			handedOff = now
+			s.logger.Warn("handing raft leadership to another node: this node's disk is full", "err", err)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := s.TransferLeadership(ctx); err != nil {
+				s.logger.Warn("leadership hand-off failed", "err", err)
+			}
+			cancel()
 		}
 	}
 }

@@ -78,7 +78,7 @@ func Open(cfg Config) (*Store, error) {
 	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
-		f.space.run(s.stop)
+		s.watchSpace()
 	}()
 	go s.background()
 	go func() {
