@@ -28,11 +28,17 @@ const (
 // frame to decode it: many empty partitions, or tagged fields (each a map)
 // on every topic and partition.
 func checkProduceCost(body []byte, version int16, frameSize int) error {
+	return checkProduceCostWithin(body, version, frameSize, int64(frameSize)*produceCostFactor+produceCostSlack)
+}
+
+// checkProduceCostWithin is checkProduceCost with the limit given: the
+// decode room the frame's ticket holds (produceDecodeRoom).
+func checkProduceCostWithin(body []byte, version int16, frameSize int, limit int64) error {
 	cost, err := produceDecodeCost(body, version)
 	if err != nil {
 		return fmt.Errorf("produce v%d: %w", version, err)
 	}
-	if limit := int64(frameSize)*produceCostFactor + produceCostSlack; cost > limit {
+	if cost > limit {
 		return fmt.Errorf("produce v%d: decoding a %d-byte frame would allocate about %d bytes (limit %d): %w",
 			version, frameSize, cost, limit, ErrMalformedBody)
 	}
