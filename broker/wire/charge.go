@@ -7,14 +7,26 @@ package wire
 // ticket shrinks to what the request holds (see dispatch).
 //
 // Produce: the frame plus the decode room checkProduceCost enforces
-// (produceCostFactor times the frame, plus produceCostSlack). Its records
-// alias the frame. Anything else: decodeAmplification times the frame
-// (capped at MaxOtherBytes, 1 MiB by default).
+// (produceRoom). Its records alias the frame. Anything else:
+// decodeAmplification times the frame (capped at MaxOtherBytes, 1 MiB by
+// default).
 func ticketBytes(key int16, size int32) int64 {
 	if key == apiKeyProduce {
-		return int64(size)*(1+produceCostFactor) + produceCostSlack
+		return int64(size) + produceRoom(int(size))
 	}
 	return int64(size) * decodeAmplification
+}
+
+// maxProduceDecodeRoom caps the decode room of a large Produce frame: its
+// topic and partition structs (about 100 bytes a partition) must fit in
+// it, which holds tens of thousands of partitions. Without the cap a
+// 100 MiB frame would be charged 300 MiB while it arrives, so that one
+// slow producer could hold the whole default budget.
+const maxProduceDecodeRoom = 8 << 20
+
+// produceRoom is what decoding a Produce frame of size bytes may allocate.
+func produceRoom(size int) int64 {
+	return min(int64(size)*produceCostFactor, maxProduceDecodeRoom) + produceCostSlack
 }
 
 // produceDecodeRoom is what a Produce frame of size bytes admitted with a
@@ -22,5 +34,5 @@ func ticketBytes(key int16, size int32) int64 {
 // the ticket was clamped to the budget. A frame larger than the whole
 // budget (which proceeds alone) still gets produceCostSlack.
 func produceDecodeRoom(size int, n int64) int64 {
-	return max(min(int64(size)*produceCostFactor+produceCostSlack, n-int64(size)), produceCostSlack)
+	return max(min(produceRoom(size), n-int64(size)), produceCostSlack)
 }
