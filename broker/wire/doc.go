@@ -18,8 +18,8 @@
 // anything else 128 times its size, see decodeAmplification), before its
 // buffer is allocated. A frame waits for its ticket holding nothing, so
 // no set of frames can wait on each other; once decoded the ticket
-// shrinks to the frame plus what the request holds (footprint), and it is released once the response is
-// written or the request dropped. A frame not admitted by its read
+// shrinks to the frame plus what the request holds (footprint), and it
+// is released once the response is written or the request dropped. A frame not admitted by its read
 // deadline closes its connection.
 //
 // Fairness: waiting frames queue per source (an IPv4 address or an IPv6
