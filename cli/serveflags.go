@@ -36,6 +36,7 @@ var serveFlags = []serveFlag{
 	{name: "num-partitions", key: "num.partitions", typ: "int", usage: "num.partitions for auto-created topics"},
 	{name: "default-replication-factor", key: "default.replication.factor", typ: "int", usage: "default.replication.factor reported for new topics"},
 	{name: "raft-log-store", key: "brokerd.raft.log.store", typ: "string", usage: "raft's log store: wal or boltdb"},
+	{name: "max-connections-per-ip", key: "max.connections.per.ip", typ: "int", usage: "connections one client address (IPv4, IPv6 /64) may have open (max.connections.per.ip)"},
 	{name: "log-level", key: "brokerd.log.level", typ: "string", usage: "debug, info, warn or error"},
 	{name: "log-format", key: "brokerd.log.format", typ: "string", usage: "text or json"},
 	{name: "shutdown-timeout", key: "brokerd.shutdown.timeout.ms", typ: "duration", conv: durationToMs,

@@ -26,6 +26,12 @@ const (
 	// fewer (franz-go and librdkafka default to 5 per connection for
 	// Produce), so this only stops floods.
 	DefaultMaxInFlightPerConn = 64
+	// DefaultMaxConnsPerIP is how many connections one client address (an
+	// IPv4 address or an IPv6 /64) may hold open. Kafka's
+	// max.connections.per.ip is unlimited by default; a bound keeps one
+	// host from taking every file descriptor and goroutine, and is far above
+	// what a client opens (one per broker, plus a few).
+	DefaultMaxConnsPerIP = 1000
 	// DefaultIdleTimeout is Kafka's connections.max.idle.ms default.
 	DefaultIdleTimeout = 10 * time.Minute
 	// DefaultReadTimeout bounds the time from a frame's first byte to its
@@ -50,13 +56,18 @@ type Config struct {
 	// MaxRequestBytes.
 	MaxOtherBytes int32
 	// MaxInFlightBytes is the memory budget for request frames held in
-	// flight across all connections. A frame waits for budget before its
-	// buffer is allocated; a frame larger than the whole budget is charged
-	// the whole budget, so it can still proceed alone.
+	// flight across all connections, decoding included. A frame is admitted
+	// (see budget) before its buffer is allocated; one larger than the
+	// budget's main pool is charged the whole pool, so it can still proceed
+	// alone.
 	MaxInFlightBytes int64
 	// MaxInFlightPerConn is how many requests a connection may have in
 	// flight (read but not yet answered) before reading from it pauses.
 	MaxInFlightPerConn int
+	// MaxConnsPerIP is max.connections.per.ip: how many connections one
+	// client address (IPv4 address, IPv6 /64) may have open; more are
+	// closed as soon as they are accepted.
+	MaxConnsPerIP int
 	// IdleTimeout closes a connection that has had no request, no
 	// response and nothing in flight for this long.
 	IdleTimeout time.Duration
@@ -90,6 +101,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxInFlightPerConn <= 0 {
 		c.MaxInFlightPerConn = DefaultMaxInFlightPerConn
+	}
+	if c.MaxConnsPerIP <= 0 {
+		c.MaxConnsPerIP = DefaultMaxConnsPerIP
 	}
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = DefaultIdleTimeout

@@ -28,6 +28,7 @@ type conn struct {
 	nc     net.Conn
 	br     *bufio.Reader
 	remote net.Addr
+	src    *source // the client address, for admission
 	log    *slog.Logger
 	// rawConn is what sendfile writes Fetch records to; nil when the
 	// connection cannot take it (sendFileConn).
@@ -66,7 +67,7 @@ type conn struct {
 	closeOnce sync.Once
 }
 
-func newConn(s *Server, nc net.Conn) *conn {
+func newConn(s *Server, nc net.Conn, src *source) *conn {
 	ctx, cancel := context.WithCancel(s.baseCtx)
 	hctx, hcancel := context.WithCancel(ctx)
 	n := s.cfg.MaxInFlightPerConn
@@ -75,6 +76,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		nc:      nc,
 		br:      bufio.NewReaderSize(nc, readBufferSize),
 		remote:  nc.RemoteAddr(),
+		src:     src,
 		rawConn: sendFileConn(nc),
 		log:     s.log.With("remote", nc.RemoteAddr().String()),
 		ctx:     ctx,

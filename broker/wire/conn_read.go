@@ -98,36 +98,47 @@ func (c *conn) idleDeadline() (time.Time, bool) {
 	return d, d.After(now)
 }
 
-// readFrame reads one frame, checking its size against the caps and
-// charging it to the in-flight budget before allocating its buffer, then
-// hands it to dispatch.
+// readFrame reads one frame: its header, then its ticket (see admit), and
+// only then its buffer and body. It hands the frame to dispatch.
 func (c *conn) readFrame() error {
 	size, key, err := c.readSize()
 	if err != nil {
 		return err
 	}
-
-	waitStart := time.Now()
-	charge, err := c.srv.budget.acquire(c.ctx, chargeFor(key, size))
+	tk, err := c.admit(key, size)
 	if err != nil {
 		return err
 	}
-	if waited := time.Since(waitStart); waited > time.Millisecond {
-		// Waiting for budget is the server's doing, not the client's.
-		c.frameDeadline = c.frameDeadline.Add(waited)
-		if err := c.nc.SetReadDeadline(c.frameDeadline); err != nil {
-			c.srv.budget.release(charge)
-			return fmt.Errorf("set read deadline: %w", err)
-		}
-	}
-
 	frame := make([]byte, size)
 	if _, err := io.ReadFull(c.br, frame); err != nil {
-		c.srv.budget.release(charge)
+		tk.release()
 		return c.frameReadError(size, err)
 	}
 	c.touch()
-	return c.dispatch(frame, charge)
+	return c.dispatch(frame, tk)
+}
+
+// admit waits for the frame's ticket, no later than the frame's read
+// deadline: a frame that cannot be admitted by then closes the connection.
+// Once admitted, the body gets what waiting took back, since waiting for
+// budget is the server's doing, not the client's.
+func (c *conn) admit(key int16, size int32) (ticket, error) {
+	start := time.Now()
+	tk, err := c.srv.budget.acquire(c.ctx, c.stopCh, c.src, ticketBytes(key, size), c.frameDeadline)
+	if err != nil {
+		if errors.Is(err, errNotAdmitted) {
+			return tk, fmt.Errorf("frame of %d bytes, api key %d, from %s: %w", size, key, c.src.key, err)
+		}
+		return tk, err
+	}
+	if waited := time.Since(start); waited > time.Millisecond {
+		c.frameDeadline = c.frameDeadline.Add(waited)
+		if err := c.nc.SetReadDeadline(c.frameDeadline); err != nil {
+			tk.release()
+			return ticket{}, fmt.Errorf("set read deadline: %w", err)
+		}
+	}
+	return tk, nil
 }
 
 // readSize reads a frame's size prefix and peeks (without consuming) its api

@@ -56,7 +56,7 @@ func DecodeRequest(frame []byte) (*Request, error) {
 	if !kmsgSupports(msg, hdr.APIVersion) {
 		return nil, fmt.Errorf("api key %d version %d (kmsg knows 0-%d): %w", hdr.APIKey, hdr.APIVersion, msg.MaxVersion(), ErrUnsupportedVersion)
 	}
-	if hdr, err = decodeFrame(frame, hdr, msg); err != nil {
+	if hdr, err = decodeFrame(frame, hdr, msg, produceRoom(len(frame))); err != nil {
 		return nil, fmt.Errorf("api key %d version %d: %w", hdr.APIKey, hdr.APIVersion, err)
 	}
 	return &Request{Header: hdr, Msg: msg, Size: len(frame)}, nil

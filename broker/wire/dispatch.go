@@ -9,15 +9,15 @@ import (
 
 // dispatch decodes a frame, checks its api key and version against what is
 // advertised, queues its slot and starts its handler. A request that must
-// not be served returns an error, which closes the connection. charge is the
-// frame's budget; dispatch owns it from here on.
-func (c *conn) dispatch(frame []byte, charge int64) error {
-	// Until the slot owns it, the charge goes back on any way out, a
+// not be served returns an error, which closes the connection. tk is the
+// frame's admission ticket; dispatch owns it from here on.
+func (c *conn) dispatch(frame []byte, tk ticket) error {
+	// Until the slot owns it, the ticket goes back on any way out, a
 	// panic (recovered by the reader) included.
 	handed := false
 	defer func() {
 		if !handed {
-			c.srv.budget.release(charge)
+			tk.release()
 		}
 	}()
 	hdr, err := parseFixedHeader(frame)
@@ -41,20 +41,16 @@ func (c *conn) dispatch(frame []byte, charge int64) error {
 		return fmt.Errorf("api key %d version %d outside %d-%d: %w", hdr.APIKey, hdr.APIVersion, minV, maxV, ErrUnsupportedVersion)
 	}
 
-	hdr, err = decodeFrame(frame, hdr, msg)
+	hdr, err = decodeFrame(frame, hdr, msg, produceDecodeRoom(len(frame), tk.bytes()))
 	if err != nil {
 		return fmt.Errorf("api key %d version %d client %s: %w", hdr.APIKey, hdr.APIVersion, clientIDString(hdr.ClientID), err)
 	}
-	if hdr.APIKey != apiKeyProduce {
-		// The decode is done: keep only what the request now holds.
-		keep := min(charge, int64(len(frame))+footprint(msg))
-		c.srv.budget.release(charge - keep)
-		charge = keep
-	}
+	// The decode is done: keep only what the request now holds.
+	tk.shrink(int64(len(frame)) + footprint(msg))
 
 	req := &Request{Header: hdr, Msg: msg, RemoteAddr: c.remote, Size: len(frame), order: newOrder(c.lastOrder), sendFiles: c.rawConn != nil}
 	c.lastOrder = req.order.done
-	s := newSlot(hdr, req, c.srv.budget, charge)
+	s := newSlot(hdr, req, tk)
 	handed = true
 	c.queue <- s // never blocks: the reader holds a token for it
 	go c.handle(s)
@@ -62,14 +58,15 @@ func (c *conn) dispatch(frame []byte, charge int64) error {
 }
 
 // decodeFrame reads the rest of the header and decodes the body into msg.
-// A Produce body is first checked for what decoding it would allocate.
-func decodeFrame(frame []byte, hdr RequestHeader, msg kmsg.Request) (RequestHeader, error) {
+// A Produce body is first checked for what decoding it would allocate,
+// which must stay within produceRoom bytes.
+func decodeFrame(frame []byte, hdr RequestHeader, msg kmsg.Request, produceRoom int64) (RequestHeader, error) {
 	hdr, body, err := parseHeaderRest(frame, hdr, msg)
 	if err != nil {
 		return hdr, err
 	}
 	if hdr.APIKey == apiKeyProduce {
-		if err := checkProduceCost(body, hdr.APIVersion, len(frame)); err != nil {
+		if err := checkProduceCostWithin(body, hdr.APIVersion, len(frame), produceRoom); err != nil {
 			return hdr, err
 		}
 	}

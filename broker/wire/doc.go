@@ -7,16 +7,30 @@
 // It also owns the protections that sit in front of the handlers: frame size
 // caps checked before any allocation (Produce may be large, everything else is
 // capped small), a server-wide memory budget for request frames in flight,
-// a per-connection pipelining limit, and the idle, read and write timeouts.
+// a per-address connection limit, a per-connection pipelining limit, and the
+// idle, read and write timeouts.
 //
-// Memory: a frame is charged to the budget before its buffer is allocated.
-// Produce is charged its size (records stay in the frame) after a pre-scan
-// bounds what decoding its structure allocates. Any other frame is charged
-// 128 times its size until it is decoded, because kmsg can allocate about
-// 100 bytes per frame byte for crafted flexible requests (a map per tagged
-// field section), then only its frame plus an estimate of what the decoded
-// request holds. The charge is released once the response is written or
-// the request dropped.
+// Memory (budget.go, ticket.go, charge.go, source.go): a frame's size
+// prefix and api key are read through the connection's small fixed read
+// buffer; then the frame is admitted with one ticket for everything it may
+// need, its frame and the most decoding it may allocate (for Produce
+// twice its size, at most 8 MiB, as checkProduceCost enforces; for
+// anything else 128 times its size, see decodeAmplification), before its
+// buffer is allocated. A frame waits for its ticket holding nothing, so
+// no set of frames can wait on each other; once decoded the ticket
+// shrinks to the frame plus what the request holds (footprint), and it
+// is released once the response is written or the request dropped. A frame not admitted by its read
+// deadline closes its connection.
+//
+// Fairness: waiting frames queue per source (an IPv4 address or an IPv6
+// /64), first come first served within a source; sources take turns, and
+// a source's head that does not fit never holds back another source's
+// frame that does. A head that has waited past a second gets room kept
+// for it, and under contention a source already holding half the budget
+// waits for the others. An eighth of the budget is kept for small frames,
+// up to an allowance per source, so Metadata, Heartbeat and ApiVersions
+// are answered promptly whatever large frames do. A source is forgotten
+// when its last connection and ticket are gone.
 //
 // Requests on one connection are read by one goroutine, each is answered by
 // the Handler in its own goroutine, and a single writer goroutine sends the

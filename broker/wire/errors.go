@@ -31,4 +31,9 @@ var (
 	errIdle = errors.New("wire: connection idle")
 	// errSlowFrame: a frame's bytes took longer than ReadTimeout.
 	errSlowFrame = errors.New("wire: frame read timed out")
+	// errNotAdmitted: a frame was not granted its share of the in-flight
+	// budget before its read deadline.
+	errNotAdmitted = errors.New("wire: frame not admitted before its deadline")
+	// errTooManyConns: the client's address is at MaxConnsPerIP.
+	errTooManyConns = errors.New("wire: too many connections from one address")
 )

@@ -22,16 +22,6 @@ const (
 	mapEntryBytes = 48
 )
 
-// chargeFor returns what a frame of size bytes with api key key is charged
-// before its buffer is allocated. Produce is charged its size: its records
-// alias the frame and checkProduceCost bounds the rest before decoding.
-func chargeFor(key int16, size int32) int64 {
-	if key == apiKeyProduce {
-		return int64(size)
-	}
-	return int64(size) * decodeAmplification
-}
-
 // footprint estimates the heap bytes a decoded request holds beyond its
 // frame: the request struct, slices, copied strings and tag maps. Byte
 // slices are not counted, since kmsg points them into the frame.

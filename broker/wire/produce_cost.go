@@ -17,7 +17,8 @@ var (
 // Produce frames may be up to MaxRequestBytes, so what decoding them
 // allocates must stay near the frame size: a legitimate request is mostly
 // record batches, which kmsg leaves in the frame. Decoding may allocate at
-// most produceCostFactor times the frame plus produceCostSlack.
+// most produceCostFactor times the frame, at most maxProduceDecodeRoom,
+// plus produceCostSlack (produceRoom).
 const (
 	produceCostFactor = 2
 	produceCostSlack  = 4 << 10
@@ -28,11 +29,17 @@ const (
 // frame to decode it: many empty partitions, or tagged fields (each a map)
 // on every topic and partition.
 func checkProduceCost(body []byte, version int16, frameSize int) error {
+	return checkProduceCostWithin(body, version, frameSize, produceRoom(frameSize))
+}
+
+// checkProduceCostWithin is checkProduceCost with the limit given: the
+// decode room the frame's ticket holds (produceDecodeRoom).
+func checkProduceCostWithin(body []byte, version int16, frameSize int, limit int64) error {
 	cost, err := produceDecodeCost(body, version)
 	if err != nil {
 		return fmt.Errorf("produce v%d: %w", version, err)
 	}
-	if limit := int64(frameSize)*produceCostFactor + produceCostSlack; cost > limit {
+	if cost > limit {
 		return fmt.Errorf("produce v%d: decoding a %d-byte frame would allocate about %d bytes (limit %d): %w",
 			version, frameSize, cost, limit, ErrMalformedBody)
 	}

@@ -58,7 +58,7 @@ func NewServer(cfg Config, versions Versions, h Handler) *Server {
 		versions:   versions,
 		handler:    h,
 		log:        cfg.Logger,
-		budget:     newBudget(cfg.MaxInFlightBytes),
+		budget:     newBudgetFor(cfg),
 		baseCtx:    ctx,
 		baseCancel: cancel,
 		conns:      make(map[*conn]struct{}),
@@ -159,7 +159,13 @@ func (s *Server) track(nc net.Conn) *conn {
 		_ = nc.Close()
 		return nil
 	}
-	c := newConn(s, nc)
+	src, err := s.budget.openConn(sourceKeyOf(nc.RemoteAddr()))
+	if err != nil {
+		s.log.Info("wire: refusing connection", "remote", nc.RemoteAddr().String(), "reason", err)
+		_ = nc.Close()
+		return nil
+	}
+	c := newConn(s, nc, src)
 	s.conns[c] = struct{}{}
 	return c
 }
@@ -168,6 +174,9 @@ func (s *Server) track(nc net.Conn) *conn {
 func (s *Server) untrack(c *conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, ok := s.conns[c]; ok {
+		s.budget.closeConn(c.src)
+	}
 	delete(s.conns, c)
 	if len(s.conns) == 0 && s.drained != nil {
 		select {

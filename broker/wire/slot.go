@@ -16,16 +16,15 @@ type slot struct {
 	err  error
 	done chan struct{} // closed once resp and err are set
 
-	// The frame's budget charge is released when both the handler (which
-	// may still reference the frame) and the writer are done with the slot.
-	budget *budget
-	charge int64
-	refs   atomic.Int32
+	// The frame's ticket is released when both the handler (which may
+	// still reference the frame) and the writer are done with the slot.
+	tk   ticket
+	refs atomic.Int32
 }
 
 // newSlot returns a slot waiting for a handler.
-func newSlot(hdr RequestHeader, req *Request, b *budget, charge int64) *slot {
-	s := &slot{hdr: hdr, req: req, done: make(chan struct{}), budget: b, charge: charge}
+func newSlot(hdr RequestHeader, req *Request, tk ticket) *slot {
+	s := &slot{hdr: hdr, req: req, done: make(chan struct{}), tk: tk}
 	s.refs.Store(2)
 	return s
 }
@@ -46,16 +45,14 @@ func (s *slot) finish(resp kmsg.Response, err error) {
 	s.unref()
 }
 
-// unref drops one reference; the last one releases the frame's budget and
+// unref drops one reference; the last one releases the frame's ticket and
 // runs the request's AfterWrite functions if the writer never took them
 // (the response was dropped, or failed to encode).
 func (s *slot) unref() {
 	if s.refs.Add(-1) != 0 {
 		return
 	}
-	if s.budget != nil {
-		s.budget.release(s.charge)
-	}
+	s.tk.release()
 	if s.req != nil {
 		for _, fn := range s.req.afterWrite {
 			fn()
