@@ -191,9 +191,12 @@ func (f *fsm) applyRetention(c *retentionCmd) {
 	}
 	f.mu.RUnlock()
 	for _, p := range parts {
+		// A try that failed may have dropped segments before its error:
+		// they count too.
 		var n int
-		err := f.whileNoSpace("retention on "+p.key(), func() (err error) {
-			n, err = p.log.ApplyRetention(c.Now)
+		err := f.whileNoSpace("retention on "+p.key(), func() error {
+			k, err := p.log.ApplyRetention(c.Now)
+			n += k
 			return err
 		})
 		if err != nil {

@@ -59,6 +59,10 @@ func mapRaftErr(err error) error {
 		return fmt.Errorf("%w: %w", ErrNotLeader, err)
 	case errors.Is(err, raft.ErrRaftShutdown):
 		return fmt.Errorf("%w: %w", ErrClosed, err)
+	case errors.Is(err, ErrStorage):
+		// The leader could not write it to its own log (walStore), so it
+		// was never replicated: a clean refusal.
+		return err
 	default:
 		// ErrLeadershipLost and anything else: it may still commit.
 		return fmt.Errorf("%w: %w", ErrUnknownOutcome, err)

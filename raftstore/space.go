@@ -54,6 +54,7 @@ type spaceGuard struct {
 	low     bool             // avail was below the reserve at the last sample
 	waiting map[string]error // writes waiting for space, by what waits
 	reason  error            // nil when writes are accepted
+	causes  string           // what reason was made of, for logging changes only
 
 	refused atomic.Uint64
 }
@@ -85,11 +86,17 @@ func (s *Store) watchSpace() {
 	t := time.NewTicker(spacePollInterval)
 	defer t.Stop()
 	var since, handedOff time.Time
+	var handing atomic.Bool
 	for {
 		select {
 		case <-s.stop:
 			return
 		case now := <-t.C:
+			if s.wal != nil {
+				// A failed raft log write is repaired once there is room,
+				// even if raft has nothing to write.
+				s.wal.repair()
+			}
 			g.poll()
 			err := g.err()
 			if err == nil {
@@ -99,16 +106,23 @@ func (s *Store) watchSpace() {
 			if since.IsZero() {
 				since = now
 			}
-			if now.Sub(since) < spaceHandOff || now.Sub(handedOff) < spaceHandOffEvery || !s.IsLeader() || s.voters() < 2 {
+			if now.Sub(since) < spaceHandOff || now.Sub(handedOff) < spaceHandOffEvery || handing.Load() || !s.IsLeader() || s.voters() < 2 {
 				continue
 			}
 			handedOff = now
+			handing.Store(true)
 			s.logger.Warn("handing raft leadership to another node: this node's disk is full", "err", err)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			if err := s.TransferLeadership(ctx); err != nil {
-				s.logger.Warn("leadership hand-off failed", "err", err)
-			}
-			cancel()
+			s.wg.Add(1)
+			go func() {
+				// Sampling goes on meanwhile.
+				defer s.wg.Done()
+				defer handing.Store(false)
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := s.TransferLeadership(ctx); err != nil {
+					s.logger.Warn("leadership hand-off failed", "err", err)
+				}
+			}()
 		}
 	}
 }
@@ -161,6 +175,7 @@ func (g *spaceGuard) done(what string) {
 // change.
 func (g *spaceGuard) updateLocked() {
 	var parts []string
+	causes := fmt.Sprint(g.low, slices.Sorted(maps.Keys(g.waiting)))
 	if g.low {
 		parts = append(parts, fmt.Sprintf("the data directory's disk has %d bytes free, below the reserve of %d (brokerd.storage.min.free.bytes)", g.avail, g.reserve))
 	}
@@ -168,6 +183,9 @@ func (g *spaceGuard) updateLocked() {
 		parts = append(parts, fmt.Sprintf("%s waits for disk space: %v", what, g.waiting[what]))
 	}
 	was := g.reason
+	// Logged when the causes change, not when only the numbers do.
+	changed := causes != g.causes
+	g.causes = causes
 	if len(parts) == 0 {
 		g.reason = nil
 		if was != nil {
@@ -176,7 +194,7 @@ func (g *spaceGuard) updateLocked() {
 		return
 	}
 	g.reason = fmt.Errorf("%w: %s; free space in %s, and writes resume by themselves", ErrStorage, strings.Join(parts, "; "), g.dir)
-	if was == nil || was.Error() != g.reason.Error() {
+	if changed {
 		g.logger.Error("refusing writes: disk full", "err", g.reason)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,14 +66,7 @@ func TestSpaceGuard(t *testing.T) {
 // serves on, without a restart.
 func TestApplyWaitsForSpace(t *testing.T) {
 	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs (needs root): %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
+	mountTestTmpfs(t, dir, "48m")
 	s := openTestStore(t, dir)
 	t.Cleanup(func() { s.Close() }) // before the unmount
 	// The guard never sees the disk fill: the append meets it first.
@@ -88,20 +79,7 @@ func TestApplyWaitsForSpace(t *testing.T) {
 	}
 	produce(t, s, "t", 0, batchtest.NoProducer, "before")
 
-	filler := filepath.Join(dir, "filler")
-	f, err := os.Create(filler)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for chunk := make([]byte, 64<<10); ; {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			break
-		}
-	}
-	f.Close()
+	filler := fillTestDisk(t, dir)
 
 	big := strings.Repeat("x", 256<<10)
 	done := make(chan ProduceResult, 1)
@@ -156,5 +134,80 @@ func TestApplyWaitsForSpace(t *testing.T) {
 	l, _ := s.Log("t", 0)
 	if n := len(readAll(t, l)); n != 3 {
 		t.Fatalf("%d batches after a restart, want 3", n)
+	}
+}
+
+// TestMarkerWaitDoesNotBlockReaders: a transaction marker that meets a
+// full disk waits for space without holding txnMu, which every Fetch takes
+// for the last stable offset: reads of other partitions go on meanwhile.
+func TestMarkerWaitDoesNotBlockReaders(t *testing.T) {
+	dir := t.TempDir()
+	mountTestTmpfs(t, dir, "48m")
+	s := openTestStore(t, dir)
+	t.Cleanup(func() { s.Close() }) // before the unmount
+	s.fsm.space.mu.Lock()
+	s.fsm.space.sample = func() (uint64, bool) { return 1 << 40, true }
+	s.fsm.space.mu.Unlock()
+	ctx := context.Background()
+	for _, n := range []string{"out", "other"} {
+		if err := s.CreateTopic(ctx, n, [16]byte{byte(len(n))}, 1, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().UnixMilli()
+	ip, err := s.InitTxnProducer(ctx, now, "tx-1", 60000, -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddPartitionsToTxn(ctx, now, "tx-1", ip.ProducerID, ip.ProducerEpoch, []TopicPartition{{"out", 0}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := produce(t, s, "out", 0, batchtest.Options{ProducerID: ip.ProducerID, ProducerEpoch: ip.ProducerEpoch, Transactional: true}, "a"); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	// End the segment at a page boundary, so that the marker needs a page
+	// the full disk does not have.
+	l, _ := s.Log("out", 0)
+	over := int64(70)
+	for i := 0; l.Size()%4096 != 0 && i < 40; i++ {
+		v := 4096 - l.Size()%4096 - over
+		if v < 1 {
+			v += 4096
+		}
+		before := l.Size()
+		produce(t, s, "out", 0, batchtest.NoProducer, strings.Repeat("y", int(v)))
+		over = l.Size() - before - v
+	}
+	if l.Size()%4096 != 0 {
+		t.Fatalf("could not end the segment at a page boundary: %d bytes", l.Size())
+	}
+	filler := fillTestDisk(t, dir)
+	ended := make(chan error, 1)
+	go func() { ended <- s.EndTxn(ctx, now, "tx-1", ip.ProducerID, ip.ProducerEpoch, true) }()
+	for start := time.Now(); s.StorageErr() == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("the marker never waited for space")
+		}
+	}
+	got := make(chan int64, 1)
+	go func() { got <- s.LastStableOffset("other", 0) }()
+	select {
+	case <-got:
+	case <-time.After(2 * time.Second):
+		t.Fatal("LastStableOffset of another partition (every Fetch reads it) waited for the marker's disk space")
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Fatalf("EndTxn once space is back: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("EndTxn not answered 10 s after space was freed")
+	}
+	if lso, end := s.LastStableOffset("out", 0), l.EndOffset(); lso != end {
+		t.Fatalf("last stable offset %d after the commit, want the end offset %d", lso, end)
 	}
 }

@@ -26,8 +26,10 @@ type Store struct {
 	cfg    Config
 	logger *slog.Logger
 	fsm    *fsm
-	raft   *raft.Raft
-	trans  *raft.NetworkTransport
+	// wal is raft's log store when it is raft-wal (nil with boltdb).
+	wal   *walStore
+	raft  *raft.Raft
+	trans *raft.NetworkTransport
 	// raftRef is raft for its own goroutines, which start before
 	// startRaft sets s.raft (the dial address provider).
 	raftRef atomic.Pointer[raft.Raft]
@@ -205,6 +207,7 @@ func (s *Store) startRaft() error {
 	s.fsm.space = newSpaceGuard(cfg.DataDir, reserve, s.logger)
 	if ws != nil {
 		ws.space, ws.stop = s.fsm.space, s.stop
+		s.wal = ws
 	}
 	s.logger.Info("disk space reserve", "min_free_bytes", reserve)
 	stable, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(rdir, "stable.db")})

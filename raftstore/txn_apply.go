@@ -207,11 +207,19 @@ func (f *fsm) finishTxn(t *TxnState, commit bool, now int64, term int32) {
 		}
 		data := controlBatch(t.ProducerID, t.ProducerEpoch, commit, now, 0)
 		log.SetLeaderEpoch(data, term)
-		var base int64
-		err := f.whileNoSpace("append to "+p.key(), func() (err error) {
-			base, err = p.log.Append(data, now)
-			return err
-		})
+		base, err := p.log.Append(data, now)
+		if isNoSpace(err) {
+			// Every Fetch reads the last stable offset under txnMu: it
+			// must not wait for the disk with this goroutine, the only
+			// one that writes what txnMu guards. Readers meanwhile see
+			// the markers written so far, as Kafka's do.
+			f.txnMu.Unlock()
+			err = f.whileNoSpace("append to "+p.key(), func() (err error) {
+				base, err = p.log.Append(data, now)
+				return err
+			})
+			f.txnMu.Lock()
+		}
 		if err != nil {
 			// Skipping the marker would leave this replica's last
 			// stable offset stuck where the others moved on.

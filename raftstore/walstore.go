@@ -1,12 +1,15 @@
 package raftstore
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -20,17 +23,18 @@ import (
 
 // walStore is raft's log store: hashicorp/raft-wal, made to survive a full
 // disk. raft-wal writes a segment until it is full, seals it, and creates
-// the next one in the background. When that creation fails (no space for
-// the new segment, which it allocates whole) nothing retries it: the tail
-// stays sealed and every later append fails with "segment is sealed",
-// until the process restarts. So on that error walStore closes raft-wal
-// and opens it again, which creates the missing segment, once the disk
-// has room for it; in between, appends fail (ErrStorage) and reads go on.
+// the next one in the background; a truncation creates a fresh tail too.
+// When such a creation fails (no space for the new segment, which it
+// allocates whole) nothing retries it: every later write fails ("segment
+// is sealed", ...) until the process restarts. So after a failed write
+// walStore closes raft-wal and opens it again from its metadata, which
+// creates the missing segment, once the disk has room for it; in between,
+// writes fail (ErrStorage) and reads go on.
 //
 // raft-wal has the same hole across a crash: a tail sealed on disk whose
 // rotation never reached its metadata is recovered sealed, and appends
-// fail forever. repairingMeta records that rotation when raft-wal loads
-// its metadata.
+// fail forever; and a seal torn by a crash is recovered as a seal.
+// repairingMeta mends both when raft-wal loads its metadata.
 type walStore struct {
 	dir     string
 	segSize int
@@ -46,12 +50,12 @@ type walStore struct {
 	// it is reopened.
 	mu sync.RWMutex
 	w  *wal.WAL
-	// gen counts reopens; sealed is set while raft-wal's tail is sealed
-	// with its next segment missing; lastTry is when a reopen was last
-	// tried.
+	// gen counts reopens; lastTry is when a reopen was last tried.
 	gen     uint64
-	sealed  bool
 	lastTry time.Time
+	// broken is set from a failed write until a write succeeds or raft-wal
+	// is reopened.
+	broken atomic.Bool
 }
 
 // walRetryInterval spaces reopen attempts while raft keeps appending.
@@ -61,7 +65,15 @@ func openWALStore(dir string, segSize int, logger *slog.Logger, hl hclog.Logger)
 	s := &walStore{dir: dir, segSize: segSize, logger: logger}
 	s.open = func() (*wal.WAL, error) {
 		meta := &repairingMeta{BoltMetaDB: &metadb.BoltMetaDB{}, segSize: segSize, logger: logger}
-		return wal.Open(dir, wal.WithLogger(hl), wal.WithSegmentSize(segSize), wal.WithMetaStore(meta))
+		w, err := wal.Open(dir, wal.WithLogger(hl), wal.WithSegmentSize(segSize), wal.WithMetaStore(meta))
+		if err != nil {
+			// raft-wal leaves its metadata database open, and locked,
+			// when it fails after loading it: the next open would wait
+			// for that lock forever.
+			_ = meta.BoltMetaDB.Close()
+			return nil, err
+		}
+		return w, nil
 	}
 	s.room = func() error {
 		if _, avail, ok := filesystemSpace(dir); ok && avail < uint64(segSize)+minWALSegment {
@@ -96,9 +108,7 @@ func (s *walStore) GetLog(index uint64, log *raft.Log) error {
 }
 
 func (s *walStore) DeleteRange(min, max uint64) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.w.DeleteRange(min, max)
+	return s.write(func(w *wal.WAL) error { return w.DeleteRange(min, max) })
 }
 
 // IsMonotonic tells raft that indexes never skip (raft-wal's rule).
@@ -109,49 +119,74 @@ func (s *walStore) StoreLog(log *raft.Log) error {
 }
 
 func (s *walStore) StoreLogs(logs []*raft.Log) error {
-	gen, err := s.store(logs)
-	if !errors.Is(err, types.ErrSealed) {
-		if isNoSpace(err) {
-			return fmt.Errorf("%w: raft log: %w", ErrStorage, err)
-		}
-		return err
-	}
-	if rerr := s.reopen(gen); rerr != nil {
-		return fmt.Errorf("%w: raft log: %w", ErrStorage, rerr)
-	}
-	_, err = s.store(logs)
-	return err
+	return s.write(func(w *wal.WAL) error { return w.StoreLogs(logs) })
 }
 
-func (s *walStore) store(logs []*raft.Log) (gen uint64, err error) {
+// write runs a write on raft-wal. raft-wal creates segment files as it
+// writes (the next one after a seal, a fresh tail after a truncation), and
+// a creation that fails leaves its memory and its metadata apart for good:
+// every later write fails ("segment is sealed", "non-monotonic", "file
+// exists"). So after a failed write raft-wal is reopened from its
+// metadata, once the disk has room for a segment, and the write is tried
+// once more. A write that still fails returns ErrStorage: raft-wal rolls a
+// failed append back, so the entries are not in the log.
+func (s *walStore) write(op func(*wal.WAL) error) error {
+	gen, err := s.do(op)
+	if err == nil {
+		return nil
+	}
+	if rerr := s.reopen(gen, err); rerr != nil {
+		return fmt.Errorf("%w: raft log: %w (not reopened yet: %w)", ErrStorage, err, rerr)
+	}
+	if _, err := s.do(op); err != nil {
+		return fmt.Errorf("%w: raft log: %w", ErrStorage, err)
+	}
+	return nil
+}
+
+func (s *walStore) do(op func(*wal.WAL) error) (gen uint64, err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.gen, s.w.StoreLogs(logs)
+	err = op(s.w)
+	if err == nil && s.broken.Load() {
+		// The write that failed was a passing fault.
+		s.healed()
+	}
+	return s.gen, err
 }
 
-// reopen closes raft-wal and opens it again, which creates the segment its
-// background rotation failed to create. It tries at most once a second,
-// and only when the disk has room for the segment: a failed open would
-// leave raft with no log to read. gen is the generation the failed append
-// used: if another call reopened raft-wal since, there is nothing to do.
-func (s *walStore) reopen(gen uint64) error {
+// healed records that raft-wal writes again.
+func (s *walStore) healed() {
+	if s.broken.CompareAndSwap(true, false) {
+		s.space.done("raft log")
+		s.logger.Info("raft log writes go on")
+	}
+}
+
+// reopen closes raft-wal and opens it again from its metadata, which
+// creates the segment file a failed write could not. It tries at most once
+// a second, and only when the disk has room for a segment: raft must not
+// find its log gone (it panics on a failed read), so once raft-wal is
+// closed, everything waits until it is open again. gen is the generation
+// the failed write used: if raft-wal was reopened since, there is nothing
+// to do. cause is that write's error.
+func (s *walStore) reopen(gen uint64, cause error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.gen != gen {
 		return nil
 	}
-	if !s.sealed {
-		s.sealed = true
-		s.space.wait("raft log", errors.New("raft-wal could not create its next segment"))
+	if cause != nil && !s.broken.Swap(true) {
+		s.space.wait("raft log", cause)
+		s.logger.Warn("a raft log write failed: raft-wal is reopened once the disk has room for a segment", "err", cause)
 	}
 	if time.Since(s.lastTry) < walRetryInterval {
-		return fmt.Errorf("%w: waiting for space for the next segment", types.ErrSealed)
+		return errors.New("tried less than a second ago")
 	}
 	s.lastTry = time.Now()
 	if err := s.room(); err != nil {
-		return fmt.Errorf("%w: %w", types.ErrSealed, err)
+		return err
 	}
-	s.logger.Warn("reopening raft-wal to create the segment it could not create", "dir", s.dir)
 	if err := s.w.Close(); err != nil {
 		s.logger.Warn("close raft-wal before reopening it", "err", err)
 	}
@@ -160,14 +195,11 @@ func (s *walStore) reopen(gen uint64) error {
 		if err == nil {
 			s.w = w
 			s.gen++
-			s.sealed = false
-			s.space.done("raft log")
-			s.logger.Info("raft-wal reopened: appends go on")
+			s.healed()
+			s.logger.Info("raft-wal reopened")
 			return nil
 		}
-		// Raft must not find its log gone: it panics on a failed read.
-		// Everything waits here until the log is back.
-		s.logger.Error("reopen raft-wal (retrying)", "err", err)
+		s.logger.Error("reopen raft-wal (retrying; raft waits)", "err", err)
 		select {
 		case <-s.stop:
 			return fmt.Errorf("reopen raft-wal: %w", err)
@@ -176,10 +208,69 @@ func (s *walStore) reopen(gen uint64) error {
 	}
 }
 
+// repair reopens raft-wal after a failed write once the disk has room,
+// without waiting for raft's next write (watchSpace calls it): a node with
+// nothing to append is otherwise refused writes for good.
+func (s *walStore) repair() {
+	if !s.broken.Load() {
+		return
+	}
+	s.mu.RLock()
+	gen := s.gen
+	s.mu.RUnlock()
+	if err := s.reopen(gen, nil); err != nil {
+		s.logger.Debug("raft-wal not reopened yet", "err", err)
+	}
+}
+
 func (s *walStore) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Close()
+}
+
+// raft-wal's frame header: a type byte (2 for an index frame), three zero
+// bytes, and the frame's length, little-endian; an index frame holds one
+// 4-byte offset per entry of the segment.
+const (
+	walFrameHeaderLen = 8
+	walFrameIndex     = 2
+)
+
+// tornSeal reports whether the index frame that seals a recovered tail
+// segment was never committed: it lists another number of entries than
+// the segment holds (want), because the commit that would have covered it
+// failed its checksum and recovery rewound past it (a crash in the middle
+// of the sealing write, never acknowledged). raft-wal still marks the
+// segment sealed then, with an index nothing validated. The frame's
+// header is zeroed, so that recovery stops before it and the segment is
+// an ordinary unsealed tail again; the bytes after the last commit are
+// garbage in any case.
+func tornSeal(path string, indexStart, want uint64) (bool, error) {
+	if indexStart < walFrameHeaderLen {
+		return false, fmt.Errorf("raft-wal segment %s: index at offset %d", path, indexStart)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false, fmt.Errorf("check the seal of raft-wal segment: %w", err)
+	}
+	defer f.Close()
+	var h [walFrameHeaderLen]byte
+	at := int64(indexStart) - walFrameHeaderLen
+	if _, err := f.ReadAt(h[:], at); err != nil {
+		return false, fmt.Errorf("check the seal of raft-wal segment %s: %w", path, err)
+	}
+	if h[0] == walFrameIndex && uint64(binary.LittleEndian.Uint32(h[4:]))/4 == want {
+		return false, nil
+	}
+	var zero [walFrameHeaderLen]byte
+	if _, err := f.WriteAt(zero[:], at); err != nil {
+		return true, fmt.Errorf("clear the uncommitted seal of raft-wal segment %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return true, fmt.Errorf("clear the uncommitted seal of raft-wal segment %s: %w", path, err)
+	}
+	return true, nil
 }
 
 var _ raft.MonotonicLogStore = (*walStore)(nil)
@@ -218,6 +309,13 @@ func (m *repairingMeta) Load(dir string) (types.PersistentState, error) {
 		err = cerr
 	}
 	if err != nil || !sealed {
+		return ps, err
+	}
+	path := filepath.Join(dir, segment.FileName(tail))
+	if torn, err := tornSeal(path, indexStart, last-tail.BaseIndex+1); err != nil || torn {
+		if torn && err == nil {
+			m.logger.Warn("raft-wal's tail segment held a seal that was never committed (a crash while writing it): cleared it", "segment", tail.ID, "last_index", last)
+		}
 		return ps, err
 	}
 	now := time.Now()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync/atomic"
 	"syscall"
@@ -224,4 +225,212 @@ func TestWALStoreRotationLostAtCrash(t *testing.T) {
 		}
 	}
 	t.Logf("%d entries in %d segment files", next-1, segs)
+}
+
+// TestWALStoreReopenFails: the disk had room when the reopen began, and
+// none when raft-wal created the segment. raft-wal then left its metadata
+// database locked, and the next open waited for that lock forever while
+// every read waited behind it. Now the open is retried until it succeeds,
+// and the write it served goes on.
+func TestWALStoreReopenFails(t *testing.T) {
+	dir := t.TempDir()
+	vfs := &fullVFS{VFS: fs.New()}
+	stop := make(chan struct{})
+	s := &walStore{dir: dir, segSize: testWALSegment, logger: slog.Default(), stop: stop, room: func() error { return nil }}
+	s.open = func() (*wal.WAL, error) {
+		meta := &repairingMeta{BoltMetaDB: &metadb.BoltMetaDB{}, segSize: testWALSegment, logger: slog.Default()}
+		w, err := wal.Open(dir, wal.WithLogger(hclog.NewNullLogger()), wal.WithSegmentSize(testWALSegment),
+			wal.WithMetaStore(meta), wal.WithSegmentFiler(segment.NewFiler(dir, vfs)))
+		if err != nil {
+			meta.BoltMetaDB.Close()
+		}
+		return w, err
+	}
+	w, err := s.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.w = w
+	vfs.full.Store(true)
+	time.AfterFunc(300*time.Millisecond, func() { vfs.full.Store(false) })
+	done := make(chan error, 1)
+	const n = 3 * testWALSegment / 1024
+	go func() {
+		for i := uint64(1); i <= n; i++ {
+			if err := s.StoreLogs([]*raft.Log{walEntry(i)}); err != nil {
+				done <- fmt.Errorf("append %d: %w", i, err)
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("appends still blocked 10 s after space came back")
+	}
+	checkEntries(t, s, n)
+	close(stop)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWALStoreTornSeal: a crash in the middle of the write that seals the
+// tail leaves an index frame no commit covers. raft-wal recovers the
+// segment as sealed anyway (it refuses appends, and reads through its own
+// offsets); recording that seal in the metadata would make raft-wal read
+// through the torn index. The seal is cleared instead: every committed
+// entry reads back and appends go on.
+func TestWALStoreTornSeal(t *testing.T) {
+	dir := t.TempDir()
+	meta := &failingMeta{BoltMetaDB: &metadb.BoltMetaDB{}}
+	w, err := wal.Open(dir, wal.WithLogger(hclog.NewNullLogger()), wal.WithSegmentSize(testWALSegment), wal.WithMetaStore(meta))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta.fail.Store(true)
+	next := uint64(1)
+	if err := appendUntilSealed(t, w.StoreLogs, &next); !errors.Is(err, types.ErrSealed) {
+		t.Fatalf("append after a failed rotation: %v, want ErrSealed", err)
+	}
+	w.Close()
+	ents, _ := os.ReadDir(dir)
+	var name string
+	for _, e := range ents {
+		if filepath.Ext(e.Name()) == ".wal" {
+			name = e.Name()
+		}
+	}
+	var base, id uint64
+	if _, err := fmt.Sscanf(name, "%020d-%016x.wal", &base, &id); err != nil {
+		t.Fatalf("segment file %q: %v", name, err)
+	}
+	sw, err := segment.NewFiler(dir, fs.New()).RecoverTail(types.SegmentInfo{ID: id, BaseIndex: base, MinIndex: base, SizeLimit: testWALSegment, Codec: wal.CodecBinaryV1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, indexStart, _ := sw.Sealed()
+	sw.Close()
+	if !sealed {
+		t.Fatal("the tail is not sealed")
+	}
+	// Tear the sealing write: the index keeps its first 10 slots; the rest,
+	// and the commit after it, never reached the disk.
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	cut := int64(indexStart) + 10*4
+	if _, err := f.WriteAt(make([]byte, st.Size()-cut), cut); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	s, err := openWALStore(dir, testWALSegment, slog.Default(), hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	last, _ := s.LastIndex()
+	if last == 0 || last >= next-1 {
+		t.Fatalf("last index %d after the torn seal; the sealing append (%d) never committed", last, next-1)
+	}
+	checkEntries(t, s, last)
+	for i := last + 1; i <= last+2*testWALSegment/1024; i++ {
+		if err := s.StoreLogs([]*raft.Log{walEntry(i)}); err != nil {
+			t.Fatalf("append %d after the torn seal: %v", i, err)
+		}
+	}
+	checkEntries(t, s, last+2*testWALSegment/1024)
+}
+
+// TestWALStoreTruncateOnFullDisk: raft-wal also creates a segment when it
+// truncates, the suffix on a follower whose log conflicts with the
+// leader's, or the whole log after a snapshot install. A creation that
+// failed for space left it failing every write for good; now it is
+// reopened once space is back.
+func TestWALStoreTruncateOnFullDisk(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		min, max uint64
+		next     uint64
+	}{{"suffix", 60, 100, 60}, {"whole log", 1, 100, 500}} {
+		t.Run(c.name, func(t *testing.T) {
+			mnt := t.TempDir()
+			mountTestTmpfs(t, mnt, "4m")
+			dir := filepath.Join(mnt, "wal")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			s, err := openWALStore(dir, testWALSegment, slog.Default(), hclog.NewNullLogger())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			for i := uint64(1); i <= 100; i++ {
+				if err := s.StoreLogs([]*raft.Log{walEntry(i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			filler := fillTestDisk(t, mnt)
+			if err := s.DeleteRange(c.min, c.max); !errors.Is(err, ErrStorage) {
+				t.Fatalf("DeleteRange on a full disk: %v, want ErrStorage", err)
+			}
+			if err := os.Remove(filler); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(3 * walRetryInterval)
+			for {
+				err = s.DeleteRange(c.min, c.max)
+				if err == nil {
+					err = s.StoreLogs([]*raft.Log{walEntry(c.next)})
+				}
+				if err == nil || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if err != nil {
+				t.Fatalf("still failing once space is back: %v", err)
+			}
+		})
+	}
+}
+
+// mountTestTmpfs mounts a tmpfs of size on dir until the test ends; the
+// test is skipped without root.
+func mountTestTmpfs(t *testing.T, dir, size string) {
+	t.Helper()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs (needs root): %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+}
+
+// fillTestDisk writes a file in dir until its filesystem is full.
+func fillTestDisk(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "filler")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for chunk := make([]byte, 4096); ; {
+		if _, err := f.Write(chunk); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			return path
+		}
+	}
 }
