@@ -80,9 +80,9 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 	if len(batches) == 0 {
 		if r.Acks == 0 && refused != nil {
 			// The close comes after the requests before this one are
-			// handed to raft, as their order asks.
-			_ = req.InOrder(ctx, func() {})
-			return nil, refusedAcks0(refused)
+			// handed to raft, as their order asks, and none after it is.
+			_ = req.InOrder(ctx, req.StopOrder)
+			return resp, refusedAcks0(refused)
 		}
 		req.ReleaseOrder()
 		if r.Acks == 0 {
@@ -94,17 +94,39 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 	err := req.InOrder(ctx, func() {
 		now := time.Now().UnixMilli()
 		if r.Acks == 0 {
-			if err := b.store.ProduceAsync(now, batches); err != nil && refused == nil {
+			if err := b.store.ProduceAsync(now, batches); err != nil {
 				// A full disk: the connection's close is how an acks=0
 				// client learns.
-				refused = fmt.Errorf("acks=0 produce refused: %w", err)
+				for _, s := range slots {
+					sp := &resp.Topics[s.t].Partitions[s.p]
+					sp.ErrorCode, sp.ErrorMessage = errorCode(err), errorMessage(err)
+				}
+				if refused == nil {
+					refused = fmt.Errorf("acks=0 produce refused: %w", err)
+				}
+			}
+			if refused != nil {
+				req.StopOrder()
 			}
 			return
 		}
 		pending = b.store.StartProduce(ctx, now, batches)
 	})
 	if r.Acks == 0 {
-		return nil, refusedAcks0(refused)
+		if err != nil && refused == nil {
+			// An earlier request closed the connection: nothing here
+			// reached raft.
+			for _, s := range slots {
+				sp := &resp.Topics[s.t].Partitions[s.p]
+				sp.ErrorCode, sp.ErrorMessage = errorCode(err), errorMessage(err)
+			}
+			refused = fmt.Errorf("acks=0 produce not handed to raft: %w", err)
+		}
+		if refused != nil {
+			// Never written; it tells the metrics what was appended.
+			return resp, refusedAcks0(refused)
+		}
+		return nil, nil
 	}
 	var results []raftstore.ProduceResult
 	if err == nil {

@@ -790,14 +790,28 @@ func TestRawAcks0CloseInOrder(t *testing.T) {
 		meta := kmsg.NewPtrMetadataRequest()
 		corr := rc.send(meta, 9)
 		rc.send(produceReq(topic, 0, 0, buildBatch(simpleRecords("ok", 1), batchOpts{FirstTimestamp: now})), 9)
-		rc.send(produceReq(topic, 7, 0, buildBatch(simpleRecords("no", 1), batchOpts{FirstTimestamp: now})), 9) // no partition 7
+		// The refused request carries a valid partition too: it is
+		// appended, as Kafka appends the valid partitions of a request.
+		refused := produceReq(topic, 7, 0, buildBatch(simpleRecords("no", 1), batchOpts{FirstTimestamp: now})) // no partition 7
+		valid := produceReq(topic, 0, 0, buildBatch(simpleRecords("also", 1), batchOpts{FirstTimestamp: now}))
+		refused.Topics[0].Partitions = append(refused.Topics[0].Partitions, valid.Topics[0].Partitions[0])
+		rc.send(refused, 9)
+		// Read already, but after the close: never appended.
+		rc.send(produceReq(topic, 0, 0, buildBatch(simpleRecords("after", 1), batchOpts{FirstTimestamp: now})), 9)
 		rc.recv(corr, kmsg.NewPtrMetadataResponse(), 9)
 		rc.expectClosed("an acks=0 Produce to a partition that does not exist", 5*time.Second)
-		for deadline := time.Now().Add(5 * time.Second); rawEndOffset(t, check, topic, 0) != before+1; {
+		for deadline := time.Now().Add(5 * time.Second); rawEndOffset(t, check, topic, 0) != before+2; {
 			if time.Now().After(deadline) {
-				t.Fatalf("round %d: the valid acks=0 Produce before the refused one was not appended (end %d, want %d)", i, rawEndOffset(t, check, topic, 0), before+1)
+				t.Fatalf("round %d: the valid acks=0 partitions before and in the refused request were not appended (end %d, want %d)", i, rawEndOffset(t, check, topic, 0), before+2)
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	if end := rawEndOffset(t, check, topic, 0); end != 40 {
+		t.Fatalf("end offset %d after 20 rounds, want 40: a request read after the refused one was appended", end)
+	}
+	if v := metricValue(t, n.AdminAddr(), "brokerd_produce_records_total"); v != 40 {
+		t.Fatalf("brokerd_produce_records_total = %v, want 40 (the valid partitions of refused requests count)", v)
 	}
 }

@@ -50,6 +50,9 @@ type conn struct {
 	// lastOrder is the order channel of the last request read (reader
 	// only); the next request waits on it in Request.InOrder.
 	lastOrder <-chan struct{}
+	// stopped is set once a request closes the connection in order
+	// (Request.StopOrder): later requests' InOrder sections do not run.
+	stopped atomic.Bool
 
 	// mu orders Shutdown's stopReading against the reader's switching
 	// between waiting for a frame and reading one, so that only a reader

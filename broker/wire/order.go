@@ -2,7 +2,9 @@ package wire
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // order chains the requests of one connection. Handlers run concurrently,
@@ -15,16 +17,18 @@ type order struct {
 	prev <-chan struct{}
 	done chan struct{}
 	once sync.Once
+	// stopped is the connection's: set by StopOrder.
+	stopped *atomic.Bool
 }
 
 // closedChan is the predecessor of a connection's first request.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-func newOrder(prev <-chan struct{}) *order {
+func newOrder(prev <-chan struct{}, stopped *atomic.Bool) *order {
 	if prev == nil {
 		prev = closedChan
 	}
-	return &order{prev: prev, done: make(chan struct{})}
+	return &order{prev: prev, done: make(chan struct{}), stopped: stopped}
 }
 
 // release lets later requests go once every earlier one has. It is safe to
@@ -46,7 +50,9 @@ func (o *order) release() {
 // InOrder runs fn after every earlier request on the same connection has
 // finished its InOrder section or returned from its handler, then lets later
 // requests go. It returns ctx's error, without running fn, if ctx ends
-// first. A Request built outside a connection runs fn at once.
+// first, and ErrCloseInOrder, without running fn, if an earlier request
+// stopped the connection (StopOrder). A Request built outside a
+// connection runs fn at once.
 func (r *Request) InOrder(ctx context.Context, fn func()) error {
 	if r.order == nil {
 		fn()
@@ -57,9 +63,23 @@ func (r *Request) InOrder(ctx context.Context, fn func()) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	defer r.order.release()
+	if r.order.stopped != nil && r.order.stopped.Load() {
+		return fmt.Errorf("%w: an earlier request closed it", ErrCloseInOrder)
+	}
 	fn()
-	r.order.release()
 	return nil
+}
+
+// StopOrder marks the connection closing in request order: no later
+// request runs its InOrder section, though it was read already. Call it
+// within this request's own InOrder section, before returning
+// ErrCloseInOrder: an acks=0 Produce refused is the last request the
+// connection acts on, as in Kafka, which reads one request at a time.
+func (r *Request) StopOrder() {
+	if r.order != nil && r.order.stopped != nil {
+		r.order.stopped.Store(true)
+	}
 }
 
 // ReleaseOrder tells later requests on the connection that this one needs

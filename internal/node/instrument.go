@@ -28,6 +28,11 @@ func instrument(h wire.Handler, m *metrics.Metrics, logger *slog.Logger, lim *lo
 		resp, err := h(ctx, req)
 		m.ObserveRequest(api, time.Since(start))
 		if err != nil {
+			if r, ok := resp.(*kmsg.ProduceResponse); ok && r != nil {
+				// An acks=0 Produce that closes its connection: what it
+				// handed to raft was appended.
+				tally.Done(r)
+			}
 			m.CountError(api, "handler")
 			logRequestError(logger, lim, req, api, "handler", "handler", slog.LevelWarn, slog.Any("err", err))
 			return resp, err
