@@ -73,11 +73,13 @@ func (l *Log) shouldRoll(seg *segment, size, next, now int64) bool {
 }
 
 // roll seals the active segment and starts a new one at the end offset.
+// The sealed segment stays open until it is fsynced (settle).
 func (l *Log) roll() (*segment, error) {
-	if err := l.active().seal(); err != nil {
+	sealed := l.active()
+	if err := sealed.seal(); err != nil {
 		return nil, fmt.Errorf("roll: %w", err)
 	}
-	seg, _, err := openSegment(l.dir, l.end.Load(), true)
+	seg, _, err := l.newSegmentFiles(l.end.Load(), modeCreate)
 	if err != nil {
 		return nil, fmt.Errorf("roll: %w", err)
 	}
@@ -85,6 +87,10 @@ func (l *Log) roll() (*segment, error) {
 	l.segs = append(l.segs, seg)
 	l.mu.Unlock()
 	l.dirDirty = true
+	if err := l.settle(sealed); err != nil {
+		return nil, fmt.Errorf("roll: %w", err)
+	}
+	l.syncHeldSealed()
 	l.logger.Debug("rolled segment", "base", seg.base)
 	return seg, nil
 }
