@@ -9,7 +9,9 @@ import (
 // place to the log end offset and returns it; the end offset then advances
 // by lastOffsetDelta+1 and Notify waiters are woken. now is the caller's
 // timestamp (unix ms) from the replicated command; it drives segment.ms
-// rolling, so the log never reads the clock. Append does not fsync.
+// rolling, so the log never reads the clock. Append does not fsync what it
+// writes; a roll fsyncs the sealed segments that await a flush once there
+// are more than maxHeldSealed of them, so that they can be closed.
 //
 // A new segment is rolled first when the active one is not empty and the
 // batch would take it past segment.bytes, its index is full, segment.ms

@@ -102,12 +102,3 @@ func (l *Log) newSegmentFiles(base int64, mode openMode) (s *segment, indexesOK 
 	s.held = true
 	return s, indexesOK, nil
 }
-
-// withFiles runs f with s's files held open.
-func (l *Log) withFiles(s *segment, f func() error) error {
-	if err := l.cache.acquire(s); err != nil {
-		return err
-	}
-	defer l.cache.release(s)
-	return f()
-}

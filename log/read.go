@@ -87,6 +87,15 @@ func (l *Log) readAt(seg *segment, buf []byte, pos int64, held bool) error {
 	return nil
 }
 
+// withFiles runs f with s's files held open.
+func (l *Log) withFiles(s *segment, f func() error) error {
+	if err := l.cache.acquire(s); err != nil {
+		return err
+	}
+	defer l.cache.release(s)
+	return f()
+}
+
 // allocRead returns a buffer of n bytes from alloc, or a fresh one when
 // alloc is nil or its buffer too small.
 func allocRead(alloc func(n int) []byte, n int64) []byte {
