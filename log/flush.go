@@ -73,10 +73,10 @@ func (l *Log) Sync() error {
 		if s.dirty {
 			// Its files stay open until the fsync below is done: the
 			// writer holds a dirty segment, and this reference takes over
-			// from it (settle lets a sealed one go).
+			// from it (unholdSealed lets a sealed one go).
 			if !l.cache.pin(s) {
 				// Cannot happen: a dirty segment is held open. Final, as
-				// the segments marked clean above are not synced.
+				// the segments already marked clean are not synced.
 				l.syncErr = fmt.Errorf("sync: dirty segment %s is not open", s.path)
 				l.wmu.Unlock()
 				releaseAll(l.cache, segs)
