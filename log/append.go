@@ -9,7 +9,9 @@ import (
 // place to the log end offset and returns it; the end offset then advances
 // by lastOffsetDelta+1 and Notify waiters are woken. now is the caller's
 // timestamp (unix ms) from the replicated command; it drives segment.ms
-// rolling, so the log never reads the clock. Append does not fsync.
+// rolling, so the log never reads the clock. Append does not fsync what it
+// writes; a roll fsyncs the sealed segments that await a flush once there
+// are more than maxHeldSealed of them, so that they can be closed.
 //
 // A new segment is rolled first when the active one is not empty and the
 // batch would take it past segment.bytes, its index is full, segment.ms
@@ -73,11 +75,13 @@ func (l *Log) shouldRoll(seg *segment, size, next, now int64) bool {
 }
 
 // roll seals the active segment and starts a new one at the end offset.
+// The sealed segment stays open until it is fsynced (settle).
 func (l *Log) roll() (*segment, error) {
-	if err := l.active().seal(); err != nil {
+	sealed := l.active()
+	if err := sealed.seal(); err != nil {
 		return nil, fmt.Errorf("roll: %w", err)
 	}
-	seg, _, err := openSegment(l.dir, l.end.Load(), true)
+	seg, _, err := l.newSegmentFiles(l.end.Load(), modeCreate)
 	if err != nil {
 		return nil, fmt.Errorf("roll: %w", err)
 	}
@@ -85,6 +89,10 @@ func (l *Log) roll() (*segment, error) {
 	l.segs = append(l.segs, seg)
 	l.mu.Unlock()
 	l.dirDirty = true
+	if err := l.settle(sealed); err != nil {
+		return nil, fmt.Errorf("roll: %w", err)
+	}
+	l.syncHeldSealed()
 	l.logger.Debug("rolled segment", "base", seg.base)
 	return seg, nil
 }

@@ -20,7 +20,21 @@
 // time (segment.ms rolling, retention.ms) uses the timestamp the caller passes
 // in, so replicas that apply the same commands end with the same segments.
 //
-// Durability: Append does not fsync; raft's log is what makes a write durable.
+// Open files: the package owns the descriptors of its segments and bounds
+// them. A log's active segment stays open; sealed segments are opened when
+// read and closed again through an OpenCache, a least-recently-used set of
+// idle segments shared by every log of the process (DefaultOpenCache, a
+// quarter of RLIMIT_NOFILE), so the files held stay bounded however many
+// segments the logs have. A segment in use is never closed: reads hold the
+// ones they read, and the writer holds every segment written since the last
+// fsync, so a segment is always fsynced before it can be closed (when more
+// than a few dozen sealed segments await a flush, the roll that seals
+// another fsyncs them). Open checks sealed segments one at a time and keeps
+// none of them open for itself.
+//
+// Durability: Append does not fsync the data it appends (only, rarely,
+// segments it sealed earlier, as above); raft's log is what makes a write
+// durable.
 // Flush fsyncs every dirty file and records the recovery point, the end offset
 // as of that flush. Open trusts segments below the recovery point and scans
 // (and if needed truncates) only what lies at or after it.

@@ -22,12 +22,13 @@ type entryFile struct {
 	n     atomic.Int64
 }
 
-// openEntryFile opens or creates an entry file; existed reports whether it
-// was already there and size is its length in bytes.
-func openEntryFile(path string, width int64) (e *entryFile, size int64, existed bool, err error) {
+// openEntryFile opens an entry file, creating it if it is missing and
+// mayCreate; existed reports whether it was already there and size is its
+// length in bytes.
+func openEntryFile(path string, width int64, mayCreate bool) (e *entryFile, size int64, existed bool, err error) {
 	existed = true
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) && mayCreate {
 		existed = false
 		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	}

@@ -32,6 +32,7 @@ func (l *Log) flushLocked() error {
 				l.syncErr = fmt.Errorf("flush: %w: %w", ErrSyncFailed, err)
 				return l.syncErr
 			}
+			l.unholdSealed(s)
 		}
 	}
 	if l.dirDirty {
@@ -70,20 +71,34 @@ func (l *Log) Sync() error {
 	var segs []*segment
 	for _, s := range l.segs {
 		if s.dirty {
+			// Its files stay open until the fsync below is done: the
+			// writer holds a dirty segment, and this reference takes over
+			// from it (unholdSealed lets a sealed one go).
+			if !l.cache.pin(s) {
+				// Cannot happen: a dirty segment is held open. Final, as
+				// the segments already marked clean are not synced.
+				l.syncErr = fmt.Errorf("sync: dirty segment %s is not open", s.path)
+				l.wmu.Unlock()
+				releaseAll(l.cache, segs)
+				return l.syncErr
+			}
 			segs = append(segs, s)
 			// An append from now on marks it again, for the next sync;
 			// a Flush waits for this one (syncMu).
 			s.dirty = false
+			l.unholdSealed(s)
 		}
 	}
 	dirDirty := l.dirDirty
 	l.dirDirty = false
 	l.wmu.Unlock()
+	defer releaseAll(l.cache, segs)
 
 	err := func() error {
 		for _, s := range segs {
-			// os.File defers a Close racing with Sync until Sync returns;
-			// only Detach closes files under a Sync (Close waits).
+			// The reference taken above keeps the files open even if
+			// retention removes the segment or Detach closes the log
+			// meanwhile; an unlinked file still fsyncs.
 			if err := s.syncFiles(); err != nil && !(errors.Is(err, os.ErrClosed) && l.removed(s)) {
 				return fmt.Errorf("sync: %w: %w", ErrSyncFailed, err)
 			}
@@ -119,6 +134,13 @@ func (l *Log) Sync() error {
 	l.wmu.Unlock()
 	defer l.ckMu.Unlock()
 	return l.writeCheckpointLocked(c)
+}
+
+// releaseAll drops a reference on each of segs.
+func releaseAll(c *OpenCache, segs []*segment) {
+	for _, s := range segs {
+		c.release(s)
+	}
 }
 
 // removed reports whether s is no longer one of the log's segments.

@@ -18,10 +18,11 @@ type offsetIndex struct {
 	last atomic.Uint64 // the last entry, rel<<32|pos; valid when entries() > 0
 }
 
-// openOffsetIndex opens or creates an index file; ok is false if the file
-// was missing or holds a partial entry, and the index must be rebuilt.
-func openOffsetIndex(path string) (x *offsetIndex, ok bool, err error) {
-	e, size, existed, err := openEntryFile(path, offsetEntrySize)
+// openOffsetIndex opens an index file, creating it if it is missing and
+// mayCreate; ok is false if the file was missing or holds a partial entry,
+// and the index must be rebuilt.
+func openOffsetIndex(path string, mayCreate bool) (x *offsetIndex, ok bool, err error) {
+	e, size, existed, err := openEntryFile(path, offsetEntrySize, mayCreate)
 	if err != nil {
 		return nil, false, err
 	}

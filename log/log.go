@@ -18,6 +18,7 @@ import (
 type Log struct {
 	dir    string
 	logger *slog.Logger
+	cache  *OpenCache // bounds the open files of sealed segments
 
 	// syncMu orders Sync against Flush and Close: a Sync marks segments
 	// clean before it fsyncs them, so they wait for it. Taken before wmu.
@@ -131,7 +132,7 @@ func (l *Log) close(flush bool) error {
 	l.segs = nil
 	l.mu.Unlock()
 	for _, s := range segs {
-		err = errors.Join(err, s.close())
+		err = errors.Join(err, l.dropSegment(s))
 	}
 	l.notifyWanted.Store(false)
 	close(*l.notifyCh.Load())
@@ -164,10 +165,17 @@ func (l *Log) removeSegments(from, to int, newStart int64) error {
 	l.dirDirty = true
 	var errs []error
 	for _, s := range gone {
-		errs = append(errs, s.remove())
+		errs = append(errs, l.removeSegment(s))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("remove segments: %w", err)
 	}
 	return nil
+}
+
+// removeSegment drops s, which its log no longer lists, and deletes its
+// files. A Sync may still hold them open; unlinked, they stay readable to
+// it, and the cache closes them when it lets go. Writers only.
+func (l *Log) removeSegment(s *segment) error {
+	return errors.Join(l.dropSegment(s), s.removeFiles())
 }

@@ -37,6 +37,10 @@ func (l *Log) ReadWith(offset int64, maxBytes int32, alloc func(n int) []byte) (
 	}
 	i := l.segmentFor(offset)
 	seg := l.segs[i]
+	if err := l.cache.acquire(seg); err != nil {
+		return nil, fmt.Errorf("read offset %d: %w", offset, err)
+	}
+	defer l.cache.release(seg)
 	hr := newHeaderReader(seg)
 	defer hr.release()
 	pos, firstSize, err := hr.findBatch(offset, seg.size.Load())
@@ -56,14 +60,40 @@ func (l *Log) ReadWith(offset int64, maxBytes int32, alloc func(n int) []byte) (
 	// tail always do); take it from there and read only the rest.
 	filled := int64(hr.cached(buf, pos))
 	for s, at := i, pos+filled; filled < n && s < len(l.segs); s, at = s+1, 0 {
-		seg := l.segs[s]
-		want := min(n-filled, seg.size.Load()-at)
-		if _, err := seg.log.ReadAt(buf[filled:filled+want], at); err != nil {
-			return nil, fmt.Errorf("read %s at %d: %w", seg.path, at, err)
+		want := min(n-filled, l.segs[s].size.Load()-at)
+		if err := l.readAt(l.segs[s], buf[filled:filled+want], at, s == i); err != nil {
+			return nil, err
 		}
 		filled += want
 	}
 	return buf[:wholeBatches(buf[:filled], end)], nil
+}
+
+// readAt fills buf from seg's log at pos, holding the segment's files for
+// the read unless the caller does (held).
+func (l *Log) readAt(seg *segment, buf []byte, pos int64, held bool) error {
+	if len(buf) == 0 {
+		return nil
+	}
+	if !held {
+		if err := l.cache.acquire(seg); err != nil {
+			return fmt.Errorf("read %s: %w", seg.path, err)
+		}
+		defer l.cache.release(seg)
+	}
+	if _, err := seg.log.ReadAt(buf, pos); err != nil {
+		return fmt.Errorf("read %s at %d: %w", seg.path, pos, err)
+	}
+	return nil
+}
+
+// withFiles runs f with s's files held open.
+func (l *Log) withFiles(s *segment, f func() error) error {
+	if err := l.cache.acquire(s); err != nil {
+		return err
+	}
+	defer l.cache.release(s)
+	return f()
 }
 
 // allocRead returns a buffer of n bytes from alloc, or a fresh one when

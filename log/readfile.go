@@ -55,6 +55,10 @@ func (l *Log) ReadRange(offset int64, maxBytes int32, end int64, minFile int, al
 	}
 	si := l.segmentFor(offset)
 	seg := l.segs[si]
+	if err := l.cache.acquire(seg); err != nil {
+		return nil, nil, false, fmt.Errorf("read offset %d: %w", offset, err)
+	}
+	defer l.cache.release(seg)
 	segSize := seg.size.Load()
 	hr := newHeaderReader(seg)
 	defer hr.release()

@@ -21,12 +21,18 @@ import (
 //   - segments wholly below the log start offset, leftover temporary files
 //     and index files without a segment are deleted.
 //
-// A nil logger means slog.Default().
+// Sealed segments are not kept open: Open checks each in turn and leaves
+// its files to DefaultOpenCache, which closes the least recently used (see
+// OpenCache). A nil logger means slog.Default().
 func Open(dir string, cfg Config, logger *slog.Logger) (*Log, error) {
+	return open(DefaultOpenCache(), dir, cfg, logger)
+}
+
+func open(c *OpenCache, dir string, cfg Config, logger *slog.Logger) (*Log, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	l := &Log{dir: dir, logger: logger.With("log", dir), cfg: cfg.normalized()}
+	l := &Log{dir: dir, logger: logger.With("log", dir), cache: c, cfg: cfg.normalized()}
 	ch := make(chan struct{})
 	l.notifyCh.Store(&ch)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -34,7 +40,7 @@ func Open(dir string, cfg Config, logger *slog.Logger) (*Log, error) {
 	}
 	if err := l.recover(); err != nil {
 		for _, s := range l.segs {
-			s.close()
+			l.dropSegment(s)
 		}
 		return nil, fmt.Errorf("open log %s: %w", dir, err)
 	}
@@ -71,7 +77,9 @@ func (l *Log) recover() error {
 		}
 	}
 	for i, base := range bases {
-		seg, indexesOK, err := openSegment(l.dir, base, false)
+		// Each segment is held while it is checked; once sealed and
+		// clean it is left to the cache.
+		seg, indexesOK, err := l.newSegmentFiles(base, modeRecover)
 		if err != nil {
 			return err
 		}
@@ -117,6 +125,15 @@ func (l *Log) recover() error {
 			if err := seg.seal(); err != nil {
 				return err
 			}
+			// A rebuilt index is fsynced now, so that the segment can
+			// be closed: recovering every segment must not keep every
+			// one open.
+			if seg.dirty {
+				if err := seg.sync(); err != nil {
+					return err
+				}
+			}
+			l.unhold(seg)
 		}
 	}
 
@@ -149,12 +166,12 @@ func (l *Log) recover() error {
 // resetTo replaces every segment with one empty segment at base.
 func (l *Log) resetTo(base int64) error {
 	for _, s := range l.segs {
-		if err := s.remove(); err != nil {
+		if err := l.removeSegment(s); err != nil {
 			return err
 		}
 	}
 	l.segs = nil
-	seg, _, err := openSegment(l.dir, base, true)
+	seg, _, err := l.newSegmentFiles(base, modeCreate)
 	if err != nil {
 		return err
 	}

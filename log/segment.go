@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 )
 
@@ -24,12 +25,16 @@ func segmentPath(dir string, base int64, suffix string) string {
 // segment is one .log file with its two indexes. Bytes are only appended,
 // by the single writer; readers see size and next, which are published
 // after the bytes and index entries they cover are written.
+//
+// The files (segFiles) are open only while the segment is referenced
+// through its log's OpenCache, or idle in it: code that touches them holds
+// a reference (the writer's on the active and dirty segments, acquire and
+// release around a read). Everything else lives here and survives a close.
 type segment struct {
-	base   int64
-	path   string
-	log    *os.File
-	index  *offsetIndex
-	tindex *timeIndex
+	base int64
+	dir  string
+	path string // the .log file
+	*segFiles
 
 	size  atomic.Int64 // bytes of whole, published batches
 	next  atomic.Int64 // offset after the last published batch
@@ -41,6 +46,21 @@ type segment struct {
 	bytesSinceIndex int64
 	dirty           bool  // written since the last sync
 	writtenBack     int64 // bytes whose writeback was started (startWriteback)
+	held            bool  // the writer holds a reference (active, or dirty)
+
+	// Open-file state, guarded by the cache's mu.
+	refs             int  // holders of the open files
+	gone             bool // removed, or its log closed: never opened again
+	idle             bool // on the cache's idle list
+	lruPrev, lruNext *segment
+	openMu           sync.Mutex // one open of the files at a time
+}
+
+// segFiles are a segment's open files.
+type segFiles struct {
+	log    *os.File
+	index  *offsetIndex
+	tindex *timeIndex
 }
 
 // Early writeback: every writebackBytes appended to a segment, the kernel
@@ -51,42 +71,77 @@ const writebackBytes = 1 << 20
 
 var earlyWriteback = true
 
-// openSegment opens (creating if asked) a segment's three files. It does
-// not read the log; the caller restores size, next and maxTs. indexesOK is
-// false if an index file was missing or held a partial entry.
-func openSegment(dir string, base int64, create bool) (s *segment, indexesOK bool, err error) {
-	s = &segment{base: base, path: segmentPath(dir, base, logSuffix), created: -1}
+// newSegment returns a segment at base with no files open; next is base
+// and there is no max timestamp yet.
+func newSegment(dir string, base int64) *segment {
+	s := &segment{base: base, dir: dir, path: segmentPath(dir, base, logSuffix), created: -1}
+	s.next.Store(base)
+	s.maxTs.Store(-1)
+	return s
+}
+
+// How openSegFiles treats missing files.
+type openMode int
+
+const (
+	modeCreate  openMode = iota // a new segment: create the log, drop stale indexes
+	modeRecover                 // Open: the log exists; create missing indexes
+	modeReopen                  // a segment closed earlier: every file exists
+)
+
+// openSegFiles opens a segment's three files. It does not read the log.
+// indexesOK is false if an index file was missing or held a partial entry.
+func openSegFiles(dir string, base int64, mode openMode) (f *segFiles, indexesOK bool, err error) {
+	path := segmentPath(dir, base, logSuffix)
 	flag := os.O_RDWR
-	if create {
+	if mode == modeCreate {
 		flag |= os.O_CREATE | os.O_TRUNC
 	}
-	f, err := os.OpenFile(s.path, flag, 0o644)
+	lf, err := os.OpenFile(path, flag, 0o644)
 	if err != nil {
 		return nil, false, fmt.Errorf("open segment: %w", err)
 	}
-	s.log = f
-	if create {
+	f = &segFiles{log: lf}
+	if mode == modeCreate {
 		// Stale index files for this base must not survive into a new segment.
 		for _, suffix := range []string{indexSuffix, timeIndexSuffix} {
 			if err := os.Remove(segmentPath(dir, base, suffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				f.Close()
+				lf.Close()
 				return nil, false, fmt.Errorf("remove stale index: %w", err)
 			}
 		}
 	}
+	mayCreate := mode != modeReopen
 	var ok1, ok2 bool
-	if s.index, ok1, err = openOffsetIndex(segmentPath(dir, base, indexSuffix)); err != nil {
-		f.Close()
+	if f.index, ok1, err = openOffsetIndex(segmentPath(dir, base, indexSuffix), mayCreate); err != nil {
+		lf.Close()
 		return nil, false, err
 	}
-	if s.tindex, ok2, err = openTimeIndex(segmentPath(dir, base, timeIndexSuffix)); err != nil {
-		f.Close()
-		s.index.close()
+	if f.tindex, ok2, err = openTimeIndex(segmentPath(dir, base, timeIndexSuffix), mayCreate); err != nil {
+		lf.Close()
+		f.index.close()
 		return nil, false, err
 	}
-	s.next.Store(base)
-	s.maxTs.Store(-1)
-	return s, ok1 && ok2, nil
+	return f, ok1 && ok2, nil
+}
+
+// reopen opens the files of a sealed segment closed earlier, checking that
+// the log still holds the bytes the segment had.
+func (s *segment) reopen() (*segFiles, error) {
+	f, _, err := openSegFiles(s.dir, s.base, modeReopen)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.log.Stat()
+	if err == nil && st.Size() < s.size.Load() {
+		err = fmt.Errorf("%w: %s holds %d bytes, %d expected", errCorruptSegment, s.path, st.Size(), s.size.Load())
+	} else if err != nil {
+		err = fmt.Errorf("stat segment: %w", err)
+	}
+	if err != nil {
+		return nil, errors.Join(err, f.close(s.path))
+	}
+	return f, nil
 }
 
 // rel converts an absolute offset within the segment to a relative one.
@@ -156,20 +211,21 @@ func (s *segment) syncFiles() error {
 	return s.tindex.sync()
 }
 
-func (s *segment) close() error {
-	err := s.log.Close()
+// close closes the files of the segment at path.
+func (f *segFiles) close(path string) error {
+	err := f.log.Close()
 	if err != nil {
-		err = fmt.Errorf("close segment %s: %w", s.path, err)
+		err = fmt.Errorf("close segment %s: %w", path, err)
 	}
-	return errors.Join(err, s.index.close(), s.tindex.close())
+	return errors.Join(err, f.index.close(), f.tindex.close())
 }
 
-// remove closes the segment and deletes its files, the log first so that
-// an interrupted removal leaves only orphan indexes, which Open deletes.
-func (s *segment) remove() error {
-	errs := []error{s.close()}
-	for _, p := range []string{s.path, s.index.path, s.tindex.path} {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+// removeFiles deletes the segment's files, the log first so that an
+// interrupted removal leaves only orphan indexes, which Open deletes.
+func (s *segment) removeFiles() error {
+	var errs []error
+	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+		if err := os.Remove(segmentPath(s.dir, s.base, suffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("remove segment file: %w", err))
 		}
 	}

@@ -22,10 +22,11 @@ type timeIndex struct {
 	lastRel uint32
 }
 
-// openTimeIndex opens or creates an index file; ok is false if the file
-// was missing or holds a partial entry, and the index must be rebuilt.
-func openTimeIndex(path string) (x *timeIndex, ok bool, err error) {
-	e, size, existed, err := openEntryFile(path, timeEntrySize)
+// openTimeIndex opens an index file, creating it if it is missing and
+// mayCreate; ok is false if the file was missing or holds a partial entry,
+// and the index must be rebuilt.
+func openTimeIndex(path string, mayCreate bool) (x *timeIndex, ok bool, err error) {
+	e, size, existed, err := openEntryFile(path, timeEntrySize, mayCreate)
 	if err != nil {
 		return nil, false, err
 	}

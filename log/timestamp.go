@@ -27,7 +27,11 @@ func (l *Log) OffsetForTimestamp(ts int64) (offset int64, timestamp int64, ok bo
 		if seg.maxTs.Load() < ts || seg.next.Load() <= start {
 			continue
 		}
-		m, err := seg.findTimestamp(ts, start, end)
+		var m recordMatch
+		err := l.withFiles(seg, func() (err error) {
+			m, err = seg.findTimestamp(ts, start, end)
+			return err
+		})
 		if err != nil {
 			return 0, 0, false, fmt.Errorf("offset for timestamp %d: %w", ts, err)
 		}
@@ -105,7 +109,11 @@ func (l *Log) MaxTimestampOffset() (offset, timestamp int64, ok bool, err error)
 		if best.found && c.maxTs == best.timestamp && c.seg.base > best.offset {
 			continue
 		}
-		m, err := c.seg.maxRecord(c.maxTs, start, end)
+		var m recordMatch
+		err := l.withFiles(c.seg, func() (err error) {
+			m, err = c.seg.maxRecord(c.maxTs, start, end)
+			return err
+		})
 		if err != nil {
 			return 0, 0, false, fmt.Errorf("max timestamp offset: %w", err)
 		}

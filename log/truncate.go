@@ -36,6 +36,10 @@ func (l *Log) Truncate(endOffset int64) error {
 
 	i := l.segmentFor(endOffset)
 	seg := l.segs[i]
+	if err := l.cache.acquire(seg); err != nil {
+		return fmt.Errorf("truncate to %d: %w", endOffset, err)
+	}
+	defer l.cache.release(seg)
 	pos, err := l.boundary(seg, endOffset)
 	if err != nil {
 		return fmt.Errorf("truncate to %d: %w", endOffset, err)
@@ -63,10 +67,16 @@ func (l *Log) Truncate(endOffset int64) error {
 	}
 	l.end.Store(seg.next.Load())
 	l.mu.Unlock()
+	if herr := l.settle(seg); err == nil { // dirty: the writer holds it
+		err = herr
+	}
 	if err != nil {
 		return fmt.Errorf("truncate to %d: %w", endOffset, err)
 	}
 	if err := l.removeSegments(i+1, len(l.segs), 0); err != nil {
+		return fmt.Errorf("truncate: %w", err)
+	}
+	if err := l.settle(seg); err != nil { // the active segment now
 		return fmt.Errorf("truncate: %w", err)
 	}
 	l.logger.Info("truncated log", "end_offset", endOffset, "previous_end", end)
@@ -104,7 +114,7 @@ func (l *Log) truncateFully(off int64) error {
 	if err := l.saveCheckpoint(c); err != nil {
 		return fmt.Errorf("truncate: %w", err)
 	}
-	seg, _, err := openSegment(l.dir, off, true)
+	seg, _, err := l.newSegmentFiles(off, modeCreate)
 	if err != nil {
 		return fmt.Errorf("truncate: %w", err)
 	}
@@ -118,9 +128,9 @@ func (l *Log) truncateFully(off int64) error {
 	var errs []error
 	for _, s := range old {
 		if s.base != off { // a segment at off was just recreated in place
-			errs = append(errs, s.remove())
+			errs = append(errs, l.removeSegment(s))
 		} else {
-			errs = append(errs, s.close())
+			errs = append(errs, l.dropSegment(s))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
