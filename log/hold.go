@@ -77,7 +77,7 @@ func (l *Log) syncHeldSealed() {
 	}
 	for _, s := range l.segs[first:last] {
 		if err := s.sync(); err != nil {
-			l.syncErr = fmt.Errorf("sync sealed segment: %w", err)
+			l.syncErr = fmt.Errorf("sync sealed segment: %w: %w", ErrSyncFailed, err)
 			l.logger.Error("fsync of a sealed segment failed; the log can no longer be flushed", "segment", s.path, "err", err)
 			return
 		}
