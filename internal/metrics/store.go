@@ -24,7 +24,7 @@ type Store interface {
 // and consumer-group lag; with perPartition, also each partition's log
 // size and offsets and each group's per-partition lag and offset.
 func (m *Metrics) RegisterStore(s Store, perPartition bool) {
-	m.reg.MustRegister(newRaftCollector(s), newGroupCollector(s, perPartition), newStorageCollector(s))
+	m.reg.MustRegister(newRaftCollector(s), newGroupCollector(s, perPartition), newStorageCollector(s), newOpenCacheCollector())
 	if perPartition {
 		m.reg.MustRegister(newPartitionCollector(s))
 	}
