@@ -31,6 +31,12 @@ func (l *Log) Append(batch []byte, now int64) (baseOffset int64, err error) {
 	if l.isClosed() {
 		return 0, ErrClosed
 	}
+	return l.appendLocked(batch, h, now)
+}
+
+// appendLocked is Append for a validated batch with header h; the caller
+// holds wmu.
+func (l *Log) appendLocked(batch []byte, h BatchHeader, now int64) (baseOffset int64, err error) {
 	seg := l.active()
 	base := l.end.Load()
 	next := base + int64(h.LastOffsetDelta) + 1

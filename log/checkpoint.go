@@ -203,17 +203,18 @@ const tmpSuffix = ".tmp"
 
 // SyncDir fsyncs a directory, making renames, creations and removals in it
 // durable.
+//
+// A failed fsync is marked ErrSyncFailed; failing to open the directory
+// (out of descriptors, say) is not, and can be tried again.
 func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("sync dir: %w", err)
 	}
 	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
+	d.Close()
 	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
+		return fmt.Errorf("sync dir %s: %w: %w", dir, ErrSyncFailed, err)
 	}
 	return nil
 }

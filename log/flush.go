@@ -37,7 +37,10 @@ func (l *Log) flushLocked() error {
 	}
 	if l.dirDirty {
 		if err := SyncDir(l.dir); err != nil {
-			l.syncErr = fmt.Errorf("flush: %w: %w", ErrSyncFailed, err)
+			if !errors.Is(err, ErrSyncFailed) {
+				return fmt.Errorf("flush: %w", err) // tried again next time
+			}
+			l.syncErr = fmt.Errorf("flush: %w", err)
 			return l.syncErr
 		}
 		l.dirDirty = false
@@ -105,15 +108,25 @@ func (l *Log) Sync() error {
 		}
 		if dirDirty {
 			if err := SyncDir(l.dir); err != nil {
-				return fmt.Errorf("sync: %w: %w", ErrSyncFailed, err)
+				return fmt.Errorf("sync: %w", err)
 			}
 		}
 		return nil
 	}()
 
 	l.wmu.Lock()
+	if err == nil && l.syncErr != nil {
+		// The writer's own fsync of sealed segments (syncHeldSealed)
+		// failed meanwhile: this sync proves nothing either (an fsync
+		// error is reported once, to whichever fsync comes first).
+		err = l.syncErr
+	}
 	if err != nil {
-		l.syncErr = err
+		if errors.Is(err, ErrSyncFailed) {
+			l.syncErr = err
+		} else if dirDirty {
+			l.dirDirty = true // the directory could not be opened: next time
+		}
 		l.wmu.Unlock()
 		return err
 	}

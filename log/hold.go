@@ -23,6 +23,7 @@ func (l *Log) hold(s *segment) error {
 		return err
 	}
 	s.held = true
+	l.cache.held.Add(1)
 	return nil
 }
 
@@ -30,6 +31,7 @@ func (l *Log) hold(s *segment) error {
 func (l *Log) unhold(s *segment) {
 	if s.held {
 		s.held = false
+		l.cache.held.Add(-1)
 		l.cache.release(s)
 	}
 }
@@ -55,11 +57,16 @@ func (l *Log) unholdSealed(s *segment) {
 func (l *Log) dropSegment(s *segment) error {
 	held := s.held
 	s.held = false
+	if held {
+		l.cache.held.Add(-1)
+	}
 	return l.cache.retire(s, held)
 }
 
 // syncHeldSealed fsyncs the sealed segments the writer holds once there
-// are more than maxHeldSealed of them, and lets the cache have them. They
+// are more than maxHeldSealed of them, or once the writers of all logs
+// hold more segments than the cache keeps idle ones (many partitions
+// rolling between checkpoints), and lets the cache have them. They
 // are the run of segments just before the active one: every Flush and
 // Sync leaves no sealed segment dirty, and only rolls seal new ones. A
 // failure is final, as one in Sync: the next Flush or Sync returns it.
@@ -72,7 +79,7 @@ func (l *Log) syncHeldSealed() {
 	for first > 0 && l.segs[first-1].held {
 		first--
 	}
-	if last-first <= maxHeldSealed {
+	if last == first || (last-first <= maxHeldSealed && !l.cache.heldOver()) {
 		return
 	}
 	for _, s := range l.segs[first:last] {
@@ -100,5 +107,6 @@ func (l *Log) newSegmentFiles(base int64, mode openMode) (s *segment, indexesOK 
 	s = newSegment(l.dir, base)
 	l.cache.install(s, f)
 	s.held = true
+	l.cache.held.Add(1)
 	return s, indexesOK, nil
 }

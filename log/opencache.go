@@ -40,6 +40,11 @@ type OpenCache struct {
 	idle    int // segments on the idle list
 	open    int // segments with open files, idle or not
 
+	// held counts the segments writers hold open (active and dirty), of
+	// every log: they are outside the idle bound, so rolls fsync their
+	// sealed ones early once there are more than maxIdle (syncHeldSealed).
+	held atomic.Int64
+
 	opens     atomic.Uint64 // closed segments opened again
 	evictions atomic.Uint64 // idle segments closed for room
 	limitHits atomic.Uint64 // opens that met EMFILE or ENFILE
@@ -65,9 +70,14 @@ func DefaultOpenCache() *OpenCache { return defaultCache() }
 // (RLIMIT_NOFILE), and at least 64: the rest of the limit is left to
 // connections, the active segments, the files handed to sendfile, raft's
 // log and the state database.
+// It is at most maxDefaultOpenFiles: Go raises the soft limit to the hard
+// one at start, and a hard limit of "infinity" would leave the cache
+// unbounded.
 func DefaultOpenFiles() int {
-	return max(minOpenFiles, softFileLimit()/4)
+	return max(minOpenFiles, min(softFileLimit()/4, maxDefaultOpenFiles))
 }
+
+const maxDefaultOpenFiles = 1 << 16
 
 // SetCapacity changes how many files of idle segments the cache keeps
 // open (zero or less: DefaultOpenFiles()), closing the least recently used
@@ -99,6 +109,17 @@ type OpenCacheStats struct {
 	Evictions    uint64 // idle segments closed to stay within Capacity
 	LimitHits    uint64 // opens that found the process out of descriptors
 }
+
+// heldOver reports whether writers hold more segments open than the cache
+// keeps idle ones (and more than minHeldBudget, so that a small cache does
+// not make every roll fsync).
+func (c *OpenCache) heldOver() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.held.Load() > int64(max(c.maxIdle, minHeldBudget))
+}
+
+const minHeldBudget = 64
 
 // Stats returns the cache's current state and counters.
 func (c *OpenCache) Stats() OpenCacheStats {

@@ -198,7 +198,7 @@ func (f *fsm) commitCheckpoint(job *ckptJob) error {
 	}
 	for _, d := range job.syncDirs {
 		if err := log.SyncDir(d); err != nil {
-			return fmt.Errorf("%w: %w", log.ErrSyncFailed, err)
+			return err
 		}
 	}
 	if err := f.db.Update(job.write); err != nil {
