@@ -29,7 +29,8 @@ type Server struct {
 	versions Versions
 	handler  Handler
 	log      *slog.Logger
-	budget   *budget
+	budget   *budget // the frame pool
+	decode   *budget // the decode pool
 
 	// drain is closed when Shutdown starts (see Draining).
 	drain *drainSignal
@@ -52,13 +53,15 @@ func NewServer(cfg Config, versions Versions, h Handler) *Server {
 	cfg = cfg.withDefaults()
 	drain := &drainSignal{ch: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), drainKey{}, drain))
+	frames, decode := newPools(cfg)
 	return &Server{
 		drain:      drain,
 		cfg:        cfg,
 		versions:   versions,
 		handler:    h,
 		log:        cfg.Logger,
-		budget:     newBudgetFor(cfg),
+		budget:     frames,
+		decode:     decode,
 		baseCtx:    ctx,
 		baseCancel: cancel,
 		conns:      make(map[*conn]struct{}),
@@ -69,6 +72,9 @@ func NewServer(cfg Config, versions Versions, h Handler) *Server {
 func (s *Server) Listen() error {
 	if s.versions == nil || s.handler == nil {
 		return errors.New("wire: server needs a Versions and a Handler")
+	}
+	if err := s.cfg.check(); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -106,7 +112,7 @@ func (s *Server) ConnCount() int {
 // InFlightBytes returns the part of the in-flight memory budget currently
 // charged, for metrics.
 func (s *Server) InFlightBytes() int64 {
-	return s.budget.inUse()
+	return s.budget.inUse() + s.decode.inUse()
 }
 
 // Serve accepts connections until Close or Shutdown, then returns nil. It
@@ -165,7 +171,8 @@ func (s *Server) track(nc net.Conn) *conn {
 		_ = nc.Close()
 		return nil
 	}
-	c := newConn(s, nc, src)
+	dsrc, _ := s.decode.openConn(sourceKeyOf(nc.RemoteAddr())) // no limit
+	c := newConn(s, nc, src, dsrc)
 	s.conns[c] = struct{}{}
 	return c
 }
@@ -176,6 +183,7 @@ func (s *Server) untrack(c *conn) {
 	defer s.mu.Unlock()
 	if _, ok := s.conns[c]; ok {
 		s.budget.closeConn(c.src)
+		s.decode.closeConn(c.dsrc)
 	}
 	delete(s.conns, c)
 	if len(s.conns) == 0 && s.drained != nil {
