@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 )
@@ -140,5 +142,20 @@ func TestProduceTagsBounded(t *testing.T) {
 	// DecodeRequest also allocates the Request and parses the header.
 	if alloc > room+512 {
 		t.Fatalf("decoding allocated %d, %d charged", alloc, room)
+	}
+}
+
+// TestRefusedConnectionsLogRateLimited: a client redialling past its
+// connection limit gets one Info line per refusedLogEvery, not one each.
+func TestRefusedConnectionsLogRateLimited(t *testing.T) {
+	var buf logBuffer
+	s := NewServer(Config{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))}, allVersions, answerAll)
+	s.mu.Lock()
+	for range 100 {
+		s.logRefusedLocked("10.0.0.1:1", errTooManyConns)
+	}
+	s.mu.Unlock()
+	if n := strings.Count(buf.String(), "refusing connection"); n != 1 {
+		t.Fatalf("%d Info lines for 100 refused connections", n)
 	}
 }

@@ -39,11 +39,15 @@ type Server struct {
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
 
-	mu      sync.Mutex
-	ln      net.Listener
-	conns   map[*conn]struct{}
-	closed  bool          // Close or Shutdown called: no new connections
-	drained chan struct{} // set by Shutdown, closed once conns is empty
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[*conn]struct{}
+	closed bool // Close or Shutdown called: no new connections
+	// Refused connections are logged at Info at most once per
+	// refusedLogEvery, with how many were refused since.
+	refusedAt time.Time
+	refused   int
+	drained   chan struct{} // set by Shutdown, closed once conns is empty
 }
 
 // NewServer returns a server for cfg (zero fields take their defaults) that
@@ -167,7 +171,7 @@ func (s *Server) track(nc net.Conn) *conn {
 	}
 	src, err := s.budget.openConn(sourceKeyOf(nc.RemoteAddr()))
 	if err != nil {
-		s.log.Info("wire: refusing connection", "remote", nc.RemoteAddr().String(), "reason", err)
+		s.logRefusedLocked(nc.RemoteAddr().String(), err)
 		_ = nc.Close()
 		return nil
 	}
@@ -175,6 +179,22 @@ func (s *Server) track(nc net.Conn) *conn {
 	c := newConn(s, nc, src, dsrc)
 	s.conns[c] = struct{}{}
 	return c
+}
+
+// refusedLogEvery rate-limits the log of refused connections: a client
+// that redials in a loop would otherwise write a line per attempt.
+const refusedLogEvery = 10 * time.Second
+
+// logRefusedLocked logs a refused connection, at Info at most once per
+// refusedLogEvery.
+func (s *Server) logRefusedLocked(remote string, err error) {
+	s.refused++
+	if now := time.Now(); now.Sub(s.refusedAt) >= refusedLogEvery {
+		s.log.Info("wire: refusing connection", "remote", remote, "reason", err, "refused_since_last_log", s.refused)
+		s.refusedAt, s.refused = now, 0
+		return
+	}
+	s.log.Debug("wire: refusing connection", "remote", remote, "reason", err)
 }
 
 // untrack forgets a finished connection.
