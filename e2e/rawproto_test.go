@@ -280,7 +280,7 @@ func TestRawUnknownApiKey(t *testing.T) {
 func TestRawHugeFrames(t *testing.T) {
 	n := startNode(t, func(c *node.Config) {
 		c.Wire.MaxRequestBytes = 4 << 20
-		c.Wire.MaxInFlightBytes = 8 << 20
+		c.Wire.MaxInFlightBytes = 16 << 20
 	})
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)

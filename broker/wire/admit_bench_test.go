@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ func BenchmarkAdmission(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		n    int64
-	}{{"heartbeat", ticketBytes(12, 40)}, {"produce64KiB", ticketBytes(apiKeyProduce, 64<<10)}} {
+	}{{"heartbeat", int64(40)}, {"produce64KiB", int64(64 << 10)}} {
 		b.Run(c.name+"/serial", func(b *testing.B) {
 			bud := newBudget(DefaultMaxInFlightBytes)
 			src, _ := bud.openConn(sourceKey{prefix: netip.MustParsePrefix("10.0.0.1/32")})
@@ -52,7 +53,7 @@ func BenchmarkAdmission(b *testing.B) {
 	b.Run("contended", func(b *testing.B) {
 		// Room for 4 of 16 goroutines from 16 sources: most acquisitions
 		// wait.
-		n := ticketBytes(apiKeyProduce, 64<<10)
+		n := int64(64 << 10)
 		bud := newBudget(4 * n * reserveShare / (reserveShare - 1))
 		ctx := context.Background()
 		deadline := time.Now().Add(time.Hour)
@@ -75,4 +76,43 @@ func BenchmarkAdmission(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkReleaseWithWaiters: a Heartbeat-sized ticket granted and
+// released while the frame pool is full and 2 MiB frames wait, spread
+// over many sources: a release must not walk the waiters.
+func BenchmarkReleaseWithWaiters(b *testing.B) {
+	for _, c := range []struct{ waiters, sources int }{{0, 0}, {1000, 1}, {10000, 10}, {10000, 10000}} {
+		b.Run(fmt.Sprintf("waiters=%d/sources=%d", c.waiters, c.sources), func(b *testing.B) {
+			bud, _ := newPools(Config{}.withDefaults())
+			var full []ticket
+			for _, h := range []string{"hog1", "hog2"} {
+				src, _ := bud.openConn(sourceKey{other: h})
+				full = append(full, mustAcquire(b, bud, src, bud.share))
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			for i := range c.waiters {
+				k := i % c.sources
+				key := sourceKey{prefix: netip.PrefixFrom(netip.AddrFrom16([16]byte{0x20, 0x01, byte(k >> 16), byte(k >> 8), byte(k)}), 64)}
+				src, _ := bud.openConn(key)
+				go bud.acquire(ctx, nil, src, 2<<20, time.Now().Add(time.Hour))
+			}
+			waitFor(b, "queued", func() bool { return bud.waiting() == c.waiters })
+			me, _ := bud.openConn(sourceKey{other: "me"})
+			b.ResetTimer()
+			for b.Loop() {
+				tk, err := bud.acquire(ctx, nil, me, 40, farAway)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tk.shrink(20)
+				tk.release()
+			}
+			b.StopTimer()
+			for _, tk := range full {
+				tk.release()
+			}
+		})
+	}
 }

@@ -2,88 +2,130 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 )
 
-// budget admits request frames against the in-flight memory budget. A
-// frame is granted one ticket for everything it may need (see ticketBytes)
-// before its buffer is allocated, or it waits holding nothing.
+// budget is one pool of the in-flight memory budget. A ticket for n bytes
+// is granted whole, or its frame waits holding nothing of this pool.
 //
-// The budget is split in two pools. The reserve (an eighth) is for small
-// frames only, up to an allowance per source, and never waits behind
-// anything: Metadata, Heartbeat and ApiVersions keep being answered
-// whatever large frames do. The main pool takes every frame; a frame
-// that does not fit waits in its source's FIFO queue. Sources with
-// waiters take turns (round-robin, one grant per source per pass), and a
-// head that does not fit is skipped, so one source's waiting giant never
-// holds back another's frame that fits. Under contention a source that
-// already holds half the main pool gets no more until others are served.
-// A head that has waited longer than aging goes first, and room is kept
-// for it until it fits, so large frames are not starved by small ones.
+// The server has two pools (see newPools): the frame pool, charged a
+// frame's bytes before its buffer is allocated, and the decode pool,
+// charged the room a frame's decoding may take once its bytes are all in
+// memory. The frame pool keeps a reserve for small frames, which are only
+// admitted once they have arrived whole.
+//
+// Rules, for the main part of a pool:
+//   - A source (client address) never holds more than share bytes: a
+//     ticket that would take it over waits, whether or not others wait.
+//     A ticket larger than share is refused.
+//   - Frames of one source are granted in arrival order; a waiting head
+//     that does not fit never holds back another source's head that does.
+//   - Among heads that fit, the one that has been a head longest goes
+//     first, so sources take turns. Once a head has waited aging, room is
+//     kept for it (nothing else is granted until it fits), unless its
+//     source is at its share: a source cannot make others wait for room
+//     it is not allowed to take.
+//
+// The reserve is for tickets of at most smallMax bytes, up to
+// smallPerSource bytes per source, and never waits behind large frames.
+//
+// A grant pass looks only at the tops of two heaps and the front of the
+// small-waiter list, so releasing a ticket costs O(log sources) whatever
+// waits. Aging needs no timer: time passing never makes a head fit, it
+// only makes room kept, and every decision (a pass, an arrival) reads the
+// clock.
 type budget struct {
 	mu sync.Mutex
 
-	capacity       int64 // mainCap + reserve
+	name           string // for errors: "frame" or "decode"
+	capacity       int64  // mainCap + reserve
 	mainCap        int64
 	reserve        int64
+	share          int64 // most one source may hold of the main part
 	smallPerSource int64 // reserve bytes one source may hold
 	smallMax       int64 // largest ticket that may use the reserve
 	aging          time.Duration
 	maxConns       int // per source; 0 is no limit
 
-	used        int64 // main pool
+	used        int64 // main part
 	reserveUsed int64
 	peak        int64 // high-water mark of used+reserveUsed, for tests
+	total       *gauge
 
 	sources map[sourceKey]*source
-	// ring holds the sources with waiters, circularly linked; cursor is
-	// where the next round-robin pass starts.
-	cursor  *source
-	ringLen int
+
+	// Sources whose large head may be granted (held+head.n <= share), by
+	// how long the head has waited and by its size.
+	byAge, bySize headHeap
+	// Sources with small waiters, first come first served.
+	smallFirst, smallLast *source
+}
+
+// gauge sums what the pools of a server hold, for the high-water mark.
+type gauge struct {
+	mu        sync.Mutex
+	cur, peak int64
+}
+
+func (g *gauge) add(n int64) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	g.cur += n
+	g.peak = max(g.peak, g.cur)
+	g.mu.Unlock()
 }
 
 // Admission tuning.
 const (
-	// reserveShare: the reserve is capacity/reserveShare.
-	reserveShare = 8
 	// maxSmallPerSource caps one source's reserve allowance.
 	maxSmallPerSource = 4 << 20
 	// defaultAging is how long a head waits before room is kept for it.
 	defaultAging = time.Second
 )
 
+// errTooLarge: a ticket larger than a source may ever hold.
+var errTooLarge = errors.New("wire: frame larger than one client address may hold of the in-flight budget")
+
 // waiter is a frame waiting for its ticket.
 type waiter struct {
-	n       int64 // main-pool charge, clamped to mainCap
-	want    int64 // unclamped, for the reserve
-	src     *source
-	since   time.Time
-	ready   chan struct{} // closed once granted
-	granted bool
-	t       ticket
+	n         int64
+	small     bool // n <= smallMax: waits in the source's small queue
+	src       *source
+	headSince time.Time // when it became its queue's head
+	ready     chan struct{}
+	granted   bool
+	t         ticket
 }
 
+// newBudget returns a pool of capacity bytes with no reserve, in which a
+// source may hold all of it.
 func newBudget(capacity int64) *budget {
 	capacity = max(capacity, 1)
-	reserve := capacity / reserveShare
-	per := min(reserve/4, maxSmallPerSource)
 	return &budget{
-		capacity:       capacity,
-		mainCap:        capacity - reserve,
-		reserve:        reserve,
-		smallPerSource: per,
-		smallMax:       per / 4,
-		aging:          defaultAging,
-		sources:        make(map[sourceKey]*source),
+		name:     "in-flight",
+		capacity: capacity,
+		mainCap:  capacity,
+		share:    capacity,
+		aging:    defaultAging,
+		sources:  make(map[sourceKey]*source),
+		bySize:   headHeap{bySize: true},
 	}
 }
 
-// newBudgetFor returns the budget cfg (with defaults applied) asks for.
-func newBudgetFor(cfg Config) *budget {
-	b := newBudget(cfg.MaxInFlightBytes)
-	b.maxConns = cfg.MaxConnsPerIP
+// withReserve sets aside reserve bytes of b for tickets of at most
+// smallMax bytes.
+func (b *budget) withReserve(reserve, smallMax int64) *budget {
+	reserve = min(max(reserve, 0), b.capacity)
+	b.reserve = reserve
+	b.mainCap = b.capacity - reserve
+	b.share = min(b.share, b.mainCap)
+	b.smallPerSource = min(reserve/4, maxSmallPerSource)
+	b.smallMax = min(smallMax, b.smallPerSource)
 	return b
 }
 
@@ -94,7 +136,7 @@ func (b *budget) openConn(key sourceKey) (*source, error) {
 	defer b.mu.Unlock()
 	s := b.sources[key]
 	if s == nil {
-		s = &source{key: key}
+		s = &source{key: key, ageIdx: -1, sizeIdx: -1}
 		b.sources[key] = s
 	}
 	if b.maxConns > 0 && s.conns >= b.maxConns {
@@ -122,29 +164,41 @@ func (b *budget) forgetLocked(s *source) {
 	}
 }
 
-// acquire returns a ticket for a frame of src charged n bytes. It waits
-// until the ticket is granted, ctx is done, stop is closed or deadline
-// passes; a frame larger than the main pool is charged the whole pool, so
-// it can still proceed alone.
+// acquire returns a ticket of n bytes for src. It waits until the ticket
+// is granted, ctx is done, stop is closed or deadline passes. A ticket
+// larger than a source's share is refused at once.
 func (b *budget) acquire(ctx context.Context, stop <-chan struct{}, src *source, n int64, deadline time.Time) (ticket, error) {
 	n = max(n, 0)
+	if n > b.share {
+		return ticket{}, fmt.Errorf("%d bytes, above the %d one address may hold of the %s pool: %w", n, b.share, b.name, errTooLarge)
+	}
+	small := n <= b.smallMax
 	b.mu.Lock()
-	if b.fitsReserveLocked(src, n) {
+	if small && len(src.smallQ) == 0 && b.fitsReserveLocked(src, n) {
 		t := b.chargeLocked(src, n, true)
 		b.mu.Unlock()
 		return t, nil
 	}
-	clamped := min(n, b.mainCap)
-	if b.ringLen == 0 && b.used+clamped <= b.mainCap {
-		t := b.chargeLocked(src, clamped, false)
+	if (small && len(src.smallQ) == 0 || !small && len(src.queue) == 0) && b.fitsMainLocked(src, n, time.Now()) {
+		t := b.chargeLocked(src, n, false)
 		b.mu.Unlock()
 		return t, nil
 	}
 	now := time.Now()
-	w := &waiter{n: clamped, want: n, src: src, since: now, ready: make(chan struct{})}
+	w := &waiter{n: n, small: small, src: src, ready: make(chan struct{})}
 	src.refs++
-	src.push(w)
-	b.ringAddLocked(src)
+	if small {
+		if len(src.smallQ) == 0 {
+			w.headSince = now
+		}
+		src.smallQ = append(src.smallQ, w)
+	} else {
+		if len(src.queue) == 0 {
+			w.headSince = now
+		}
+		src.queue = append(src.queue, w)
+	}
+	b.refreshLocked(src)
 	b.grantLocked(now)
 	if w.granted {
 		b.mu.Unlock()
@@ -171,17 +225,42 @@ func (b *budget) acquire(ctx context.Context, stop <-chan struct{}, src *source,
 		b.mu.Unlock()
 		w.t.release()
 	} else {
-		b.dropWaiterLocked(w)
+		b.dropWaiterLocked(w, time.Now())
 		b.grantLocked(time.Now())
 		b.mu.Unlock()
 	}
-	return ticket{}, fmt.Errorf("waiting for %d bytes of in-flight budget: %w", n, err)
+	return ticket{}, fmt.Errorf("waiting for %d bytes of the %s pool: %w", n, b.name, err)
 }
 
 // fitsReserveLocked reports whether a ticket of n bytes for src may be
 // taken from the reserve now.
 func (b *budget) fitsReserveLocked(src *source, n int64) bool {
 	return n <= b.smallMax && b.reserveUsed+n <= b.reserve && src.small+n <= b.smallPerSource
+}
+
+// fitsMainLocked reports whether a ticket of n bytes for src may be taken
+// from the main part now: within src's share, and leaving the room kept
+// for an aged head of another source.
+func (b *budget) fitsMainLocked(src *source, n int64, now time.Time) bool {
+	if src.held+n > b.share {
+		return false
+	}
+	keep := int64(0)
+	if a := b.agedLocked(now); a != nil {
+		keep = a.queue[0].n
+	}
+	return b.used+n+keep <= b.mainCap
+}
+
+// agedLocked returns the source whose large head has waited longest, if
+// that is longer than aging (only sources within their share are in
+// byAge).
+func (b *budget) agedLocked(now time.Time) *source {
+	s := b.byAge.top()
+	if s == nil || now.Sub(s.queue[0].headSince) < b.aging {
+		return nil
+	}
+	return s
 }
 
 // chargeLocked charges n bytes to src and returns the ticket.
@@ -196,6 +275,7 @@ func (b *budget) chargeLocked(src *source, n int64, reserve bool) ticket {
 	if u := b.used + b.reserveUsed; u > b.peak {
 		b.peak = u
 	}
+	b.total.add(n)
 	src.refs++
 	return ticket{b: b, src: src, n: n, reserve: reserve}
 }
@@ -213,165 +293,138 @@ func (b *budget) put(t *ticket, n int64, last bool) {
 		b.used -= n
 		t.src.held -= n
 	}
-	if last {
-		t.src.refs--
-		b.forgetLocked(t.src)
+	b.total.add(-n)
+	s := t.src
+	if len(s.queue) > 0 || len(s.smallQ) > 0 {
+		b.refreshLocked(s) // it may be back within its share
 	}
-	if b.ringLen > 0 {
+	if last {
+		s.refs--
+		b.forgetLocked(s)
+	}
+	if n > 0 && (b.byAge.len() > 0 || b.smallFirst != nil) {
 		b.grantLocked(time.Now())
 	}
 	b.mu.Unlock()
 }
 
 // grantLocked grants what the waiting frames allow, in the order the type
-// comment describes.
+// comment describes. Each step looks at the top of a heap or the front of
+// the small list only, so a pass that grants nothing is O(1).
 func (b *budget) grantLocked(now time.Time) {
-	for b.ringLen > 0 {
-		aged := b.agedHeadLocked(now)
+	for {
+		// Large heads: the longest waiting first if it fits; once it has
+		// aged, room is kept for it; else the smallest that fits.
 		var keep int64
-		if aged != nil {
-			if b.tryGrantLocked(aged, 0) {
+		if s := b.byAge.top(); s != nil {
+			h := s.queue[0]
+			if b.used+h.n <= b.mainCap {
+				b.grantLocked1(h, false, now)
 				continue
 			}
-			keep = aged.n
-		}
-		if !b.passLocked(aged, keep) {
-			return
-		}
-	}
-}
-
-// agedHeadLocked returns the head that has waited longest, if it has
-// waited longer than aging.
-func (b *budget) agedHeadLocked(now time.Time) *waiter {
-	var oldest *waiter
-	s := b.cursor
-	for range b.ringLen {
-		if h := s.head(); oldest == nil || h.since.Before(oldest.since) {
-			oldest = h
-		}
-		s = s.next
-	}
-	if oldest == nil || now.Sub(oldest.since) < b.aging {
-		return nil
-	}
-	return oldest
-}
-
-// passLocked offers the next turn to every source with waiters once,
-// starting at the cursor, and reports whether it granted anything. skip
-// is the aged head (served on its own) and keep the room kept for it.
-func (b *budget) passLocked(skip *waiter, keep int64) bool {
-	granted := false
-	s := b.cursor
-	for range b.ringLen {
-		next := s.next
-		if b.grantSmallLocked(s) && b.ringLen == 0 {
-			return true
-		}
-		if !s.inRing {
-			s = next
-			continue
-		}
-		h := s.head()
-		if h != skip && !b.overShareLocked(s, h) && b.tryGrantLocked(h, keep) {
-			granted = true
-			if b.ringLen == 0 {
-				return true
+			if now.Sub(h.headSince) >= b.aging {
+				keep = h.n
 			}
-			b.cursor = next
 		}
-		s = next
+		if s := b.bySize.top(); s != nil && keep == 0 {
+			if h := s.queue[0]; b.used+h.n <= b.mainCap {
+				b.grantLocked1(h, false, now)
+				continue
+			}
+		}
+		if !b.grantSmallLocked(keep, now) {
+			break
+		}
 	}
-	return granted
 }
 
-// grantSmallLocked grants s's waiters that fit the reserve, wherever they
-// are in its queue: the reserve is not what the frames before them wait
-// for, so they delay nothing. It reports whether it granted any.
-func (b *budget) grantSmallLocked(s *source) bool {
-	if b.reserveUsed >= b.reserve {
+// grantSmallLocked grants the first small head it can, from the reserve
+// or else from the main part (leaving keep), and reports whether it did.
+// A source whose reserve allowance is spent is passed over; there are few
+// of them (the reserve holds smallPerSource bytes only a few times over).
+func (b *budget) grantSmallLocked(keep int64, now time.Time) bool {
+	for s := b.smallFirst; s != nil; s = s.smallNext {
+		h := s.smallQ[0]
+		switch {
+		case b.fitsReserveLocked(s, h.n):
+			b.grantLocked1(h, true, now)
+			return true
+		case s.held+h.n <= b.share && b.used+h.n+keep <= b.mainCap:
+			b.grantLocked1(h, false, now)
+			return true
+		case s.small+h.n > b.smallPerSource:
+			continue // its allowance is spent: others may still fit
+		}
 		return false
 	}
-	granted := false
-	for i := 0; i < len(s.queue); {
-		w := s.queue[i]
-		if !b.fitsReserveLocked(s, w.want) {
-			i++
-			continue
-		}
-		b.tryGrantLocked(w, 0) // removes w from the queue
-		granted = true
-	}
-	return granted
+	return false
 }
 
-// overShareLocked: under contention, a source that holds main-pool bytes
-// waits for others before it holds more than half the main pool.
-func (b *budget) overShareLocked(s *source, w *waiter) bool {
-	return b.ringLen > 1 && s.held > 0 && s.held+w.n > b.mainCap/2
-}
-
-// tryGrantLocked grants w, the head of its source, if it fits with keep
-// bytes of the main pool left over.
-func (b *budget) tryGrantLocked(w *waiter, keep int64) bool {
-	switch {
-	case b.fitsReserveLocked(w.src, w.want):
-		w.t = b.chargeLocked(w.src, w.want, true)
-	case b.used+w.n+keep <= b.mainCap:
-		w.t = b.chargeLocked(w.src, w.n, false)
-	default:
-		return false
-	}
+// grantLocked1 grants w, the head of its queue.
+func (b *budget) grantLocked1(w *waiter, reserve bool, now time.Time) {
+	w.t = b.chargeLocked(w.src, w.n, reserve)
 	w.granted = true
-	b.dropWaiterLocked(w)
+	b.dropWaiterLocked(w, now)
 	close(w.ready)
-	return true
 }
 
-// dropWaiterLocked takes w out of its source's queue, and the source out
-// of the ring once its queue is empty.
-func (b *budget) dropWaiterLocked(w *waiter) {
+// dropWaiterLocked takes w out of its source's queue and updates where the
+// source stands.
+func (b *budget) dropWaiterLocked(w *waiter, now time.Time) {
 	s := w.src
-	s.remove(w)
-	s.refs--
-	if len(s.queue) == 0 {
-		b.ringRemoveLocked(s)
+	q := &s.queue
+	if w.small {
+		q = &s.smallQ
 	}
+	wasHead := len(*q) > 0 && (*q)[0] == w
+	*q = removeWaiter(*q, w)
+	if wasHead && len(*q) > 0 {
+		(*q)[0].headSince = now
+	}
+	s.refs--
+	b.refreshLocked(s)
 	b.forgetLocked(s)
 }
 
-func (b *budget) ringAddLocked(s *source) {
-	if s.inRing {
-		return
-	}
-	s.inRing = true
-	b.ringLen++
-	if b.cursor == nil {
-		s.prev, s.next = s, s
-		b.cursor = s
-		return
-	}
-	// Just before the cursor: last in the current round.
-	s.prev, s.next = b.cursor.prev, b.cursor
-	s.prev.next, s.next.prev = s, s
-}
-
-func (b *budget) ringRemoveLocked(s *source) {
-	if !s.inRing {
-		return
-	}
-	s.inRing = false
-	b.ringLen--
-	if b.ringLen == 0 {
-		b.cursor = nil
-	} else {
-		if b.cursor == s {
-			b.cursor = s.next
+// refreshLocked puts s in, or takes it out of, the heaps and the small
+// list according to its queues and what it holds.
+func (b *budget) refreshLocked(s *source) {
+	if len(s.queue) > 0 && s.held+s.queue[0].n <= b.share {
+		if s.ageIdx < 0 {
+			b.byAge.push(s)
+			b.bySize.push(s)
+		} else {
+			b.byAge.fix(s)
+			b.bySize.fix(s)
 		}
-		s.prev.next, s.next.prev = s.next, s.prev
+	} else if s.ageIdx >= 0 {
+		b.byAge.remove(s)
+		b.bySize.remove(s)
 	}
-	s.prev, s.next = nil, nil
+	switch {
+	case len(s.smallQ) > 0 && !s.inSmall:
+		s.inSmall = true
+		s.smallPrev = b.smallLast
+		if b.smallLast != nil {
+			b.smallLast.smallNext = s
+		} else {
+			b.smallFirst = s
+		}
+		b.smallLast = s
+	case len(s.smallQ) == 0 && s.inSmall:
+		s.inSmall = false
+		if s.smallPrev != nil {
+			s.smallPrev.smallNext = s.smallNext
+		} else {
+			b.smallFirst = s.smallNext
+		}
+		if s.smallNext != nil {
+			s.smallNext.smallPrev = s.smallPrev
+		} else {
+			b.smallLast = s.smallPrev
+		}
+		s.smallPrev, s.smallNext = nil, nil
+	}
 }
 
 // inUse reports the bytes currently charged.
@@ -393,4 +446,15 @@ func (b *budget) sourceCount() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.sources)
+}
+
+// waiting reports how many frames wait.
+func (b *budget) waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, s := range b.sources {
+		n += len(s.queue) + len(s.smallQ)
+	}
+	return n
 }

@@ -112,13 +112,16 @@ func TestBudgetAcquireRelease(t *testing.T) {
 	}
 }
 
-func TestBudgetClampsToMainPool(t *testing.T) {
+// TestBudgetRefusesOversized: a ticket larger than a source's share is
+// refused, not clamped (it would hold more memory than it is charged).
+func TestBudgetRefusesOversized(t *testing.T) {
 	b := newTestBudget()
+	b.share = 500
 	a := testSource(t, b, "10.0.0.1")
-	tk := mustAcquire(t, b, a, 5000)
-	if tk.n != 1000 {
-		t.Fatalf("charged %d, want the whole pool", tk.n)
+	if _, err := b.acquire(context.Background(), nil, a, 501, farAway); !errors.Is(err, errTooLarge) {
+		t.Fatalf("501 bytes with a share of 500: %v", err)
 	}
+	tk := mustAcquire(t, b, a, 500)
 	tk.release()
 }
 
@@ -210,7 +213,7 @@ func TestBudgetRoundRobin(t *testing.T) {
 // TestBudgetReserve: small frames are admitted from the reserve while the
 // main pool is full, up to each source's allowance.
 func TestBudgetReserve(t *testing.T) {
-	b := newBudget(64 << 20) // reserve 8 MiB, 2 MiB per source, 512 KiB frames
+	b := newBudget(64<<20).withReserve(8<<20, 512<<10) // 2 MiB per source
 	a, c := testSource(t, b, "10.0.0.1"), testSource(t, b, "10.0.0.2")
 	full := mustAcquire(t, b, a, b.mainCap)
 	waiting := acquireAsync(b, a, b.mainCap, farAway)
@@ -277,8 +280,8 @@ func TestBudgetCancelAndDeadline(t *testing.T) {
 	b.closeConn(c)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.used != 0 || b.ringLen != 0 || len(b.sources) != 0 {
-		t.Fatalf("used %d, ring %d, sources %d", b.used, b.ringLen, len(b.sources))
+	if b.used != 0 || b.byAge.len() != 0 || b.bySize.len() != 0 || b.smallFirst != nil || len(b.sources) != 0 {
+		t.Fatalf("used %d, heads %d/%d, sources %d", b.used, b.byAge.len(), b.bySize.len(), len(b.sources))
 	}
 }
 

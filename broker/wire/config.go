@@ -10,13 +10,13 @@ const (
 	// DefaultMaxRequestBytes is Kafka's socket.request.max.bytes default.
 	// Only Produce frames may come close to it.
 	DefaultMaxRequestBytes = 100 << 20
-	// DefaultMaxOtherBytes caps every non-Produce frame. 1 MiB holds the
-	// large legitimate ones (a group leader's SyncGroup with every member's
-	// assignment, OffsetCommit of thousands of partitions, a Metadata
-	// request naming tens of thousands of topics) while bounding what kmsg
-	// allocates while decoding a hostile frame: decoding may allocate a few
-	// tens of times the frame size (Metadata about 24x), so this cap keeps a
-	// single bad frame to tens of MiB instead of gigabytes.
+	// DefaultMaxOtherBytes is the most the non-Produce frame cap may be
+	// by default. The default cap is the largest frame whose worst-case
+	// decode (decodeAmplification times the frame) fits the decode pool,
+	// an eighth of MaxInFlightBytes: 256 KiB for the default 256 MiB
+	// budget, which holds a Metadata request naming about 5,000 topics,
+	// an OffsetCommit of about 10,000 partitions or a SyncGroup of a large
+	// group; 1 MiB from a 1 GiB budget on.
 	DefaultMaxOtherBytes = 1 << 20
 	// DefaultMaxInFlightBytes is the memory budget for request frames held in
 	// flight across all connections.
@@ -52,14 +52,15 @@ type Config struct {
 	// MaxRequestBytes is socket.request.max.bytes: the cap for Produce
 	// frames.
 	MaxRequestBytes int32
-	// MaxOtherBytes caps every non-Produce frame. It is clamped to
-	// MaxRequestBytes.
+	// MaxOtherBytes caps every non-Produce frame; zero means the largest
+	// whose worst-case decode fits the decode pool (see
+	// DefaultMaxOtherBytes). It is clamped to MaxRequestBytes.
 	MaxOtherBytes int32
 	// MaxInFlightBytes is the memory budget for request frames held in
-	// flight across all connections, decoding included. A frame is admitted
-	// (see budget) before its buffer is allocated; one larger than the
-	// budget's main pool is charged the whole pool, so it can still proceed
-	// alone.
+	// flight across all connections, decoding included (see charge.go for
+	// how it is split). One client address may hold 13/32 of it in frames,
+	// so it must be at least 32/13 of MaxRequestBytes: Listen refuses a
+	// configuration under which a legal frame could never be admitted.
 	MaxInFlightBytes int64
 	// MaxInFlightPerConn is how many requests a connection may have in
 	// flight (read but not yet answered) before reading from it pauses.
@@ -90,14 +91,14 @@ func (c Config) withDefaults() Config {
 	if c.MaxRequestBytes < minFrameSize {
 		c.MaxRequestBytes = minFrameSize
 	}
+	if c.MaxInFlightBytes <= 0 {
+		c.MaxInFlightBytes = DefaultMaxInFlightBytes
+	}
 	if c.MaxOtherBytes <= 0 {
-		c.MaxOtherBytes = DefaultMaxOtherBytes
+		c.MaxOtherBytes = defaultMaxOtherBytes(c.MaxInFlightBytes)
 	}
 	if c.MaxOtherBytes > c.MaxRequestBytes {
 		c.MaxOtherBytes = c.MaxRequestBytes
-	}
-	if c.MaxInFlightBytes <= 0 {
-		c.MaxInFlightBytes = DefaultMaxInFlightBytes
 	}
 	if c.MaxInFlightPerConn <= 0 {
 		c.MaxInFlightPerConn = DefaultMaxInFlightPerConn

@@ -28,7 +28,8 @@ type conn struct {
 	nc     net.Conn
 	br     *bufio.Reader
 	remote net.Addr
-	src    *source // the client address, for admission
+	src    *source // the client address in the frame pool
+	dsrc   *source // and in the decode pool
 	log    *slog.Logger
 	// rawConn is what sendfile writes Fetch records to; nil when the
 	// connection cannot take it (sendFileConn).
@@ -70,7 +71,7 @@ type conn struct {
 	closeOnce sync.Once
 }
 
-func newConn(s *Server, nc net.Conn, src *source) *conn {
+func newConn(s *Server, nc net.Conn, src, dsrc *source) *conn {
 	ctx, cancel := context.WithCancel(s.baseCtx)
 	hctx, hcancel := context.WithCancel(ctx)
 	n := s.cfg.MaxInFlightPerConn
@@ -80,6 +81,7 @@ func newConn(s *Server, nc net.Conn, src *source) *conn {
 		br:      bufio.NewReaderSize(nc, readBufferSize),
 		remote:  nc.RemoteAddr(),
 		src:     src,
+		dsrc:    dsrc,
 		rawConn: sendFileConn(nc),
 		log:     s.log.With("remote", nc.RemoteAddr().String()),
 		ctx:     ctx,

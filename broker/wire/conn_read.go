@@ -99,11 +99,19 @@ func (c *conn) idleDeadline() (time.Time, bool) {
 }
 
 // readFrame reads one frame: its header, then its ticket (see admit), and
-// only then its buffer and body. It hands the frame to dispatch.
+// only then its buffer and body. It hands the frame to dispatch. A small
+// frame (one that may take the reserve) is first read whole into the
+// connection's read buffer, so that it is charged only once all its bytes
+// have arrived: a client cannot hold the reserve by sending headers.
 func (c *conn) readFrame() error {
 	size, key, err := c.readSize()
 	if err != nil {
 		return err
+	}
+	if int64(size) <= c.srv.budget.smallMax && int(size) <= c.br.Size() {
+		if _, err := c.br.Peek(int(size)); err != nil {
+			return c.frameReadError(size, err)
+		}
 	}
 	tk, err := c.admit(key, size)
 	if err != nil {
@@ -118,13 +126,14 @@ func (c *conn) readFrame() error {
 	return c.dispatch(frame, tk)
 }
 
-// admit waits for the frame's ticket, no later than the frame's read
-// deadline: a frame that cannot be admitted by then closes the connection.
-// Once admitted, the body gets what waiting took back, since waiting for
-// budget is the server's doing, not the client's.
+// admit waits for the frame's ticket (its size, in the frame pool), no
+// later than the frame's read deadline: a frame that cannot be admitted
+// by then closes the connection. Once admitted, the body gets what
+// waiting took back, since waiting for budget is the server's doing, not
+// the client's.
 func (c *conn) admit(key int16, size int32) (ticket, error) {
 	start := time.Now()
-	tk, err := c.srv.budget.acquire(c.ctx, c.stopCh, c.src, ticketBytes(key, size), c.frameDeadline)
+	tk, err := c.srv.budget.acquire(c.ctx, c.stopCh, c.src, int64(size), c.frameDeadline)
 	if err != nil {
 		if errors.Is(err, errNotAdmitted) {
 			return tk, fmt.Errorf("frame of %d bytes, api key %d, from %s: %w", size, key, c.src.key, err)

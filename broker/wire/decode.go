@@ -12,7 +12,8 @@ type Request struct {
 	Header RequestHeader
 	// Msg is the decoded body; its version is the header's api version.
 	// Byte fields (such as Produce records) alias the frame buffer, strings
-	// are copies.
+	// are copies. It is valid until the Handler returns: the server then
+	// drops it, and gives back the budget it was charged.
 	Msg        kmsg.Request
 	RemoteAddr net.Addr
 	// Size is the frame size: the value of the size prefix, that is the
@@ -56,7 +57,11 @@ func DecodeRequest(frame []byte) (*Request, error) {
 	if !kmsgSupports(msg, hdr.APIVersion) {
 		return nil, fmt.Errorf("api key %d version %d (kmsg knows 0-%d): %w", hdr.APIKey, hdr.APIVersion, msg.MaxVersion(), ErrUnsupportedVersion)
 	}
-	if hdr, err = decodeFrame(frame, hdr, msg, produceRoom(len(frame))); err != nil {
+	hdr, body, _, err := planDecode(frame, hdr, msg, produceRoom(len(frame)))
+	if err == nil {
+		err = decodeBody(msg, body)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("api key %d version %d: %w", hdr.APIKey, hdr.APIVersion, err)
 	}
 	return &Request{Header: hdr, Msg: msg, Size: len(frame)}, nil

@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -41,36 +42,49 @@ func (c *conn) dispatch(frame []byte, tk ticket) error {
 		return fmt.Errorf("api key %d version %d outside %d-%d: %w", hdr.APIKey, hdr.APIVersion, minV, maxV, ErrUnsupportedVersion)
 	}
 
-	hdr, err = decodeFrame(frame, hdr, msg, produceDecodeRoom(len(frame), tk.bytes()))
+	hdr, body, room, err := planDecode(frame, hdr, msg, min(produceRoom(len(frame)), c.srv.decode.share))
 	if err != nil {
 		return fmt.Errorf("api key %d version %d client %s: %w", hdr.APIKey, hdr.APIVersion, clientIDString(hdr.ClientID), err)
 	}
+	// The frame is in memory: wait for its decode room (see charge.go for
+	// why waiting here, holding the frame's ticket, cannot deadlock).
+	dtk, err := c.srv.decode.acquire(c.ctx, c.stopCh, c.dsrc, room, time.Now().Add(c.srv.cfg.ReadTimeout))
+	if err != nil {
+		return fmt.Errorf("api key %d version %d, frame of %d bytes: %w", hdr.APIKey, hdr.APIVersion, len(frame), err)
+	}
+	if err := decodeBody(msg, body); err != nil {
+		dtk.release()
+		return fmt.Errorf("api key %d version %d client %s: %w", hdr.APIKey, hdr.APIVersion, clientIDString(hdr.ClientID), err)
+	}
 	// The decode is done: keep only what the request now holds.
-	tk.shrink(int64(len(frame)) + footprint(msg))
+	dtk.shrink(footprint(msg))
 
 	req := &Request{Header: hdr, Msg: msg, RemoteAddr: c.remote, Size: len(frame), order: newOrder(c.lastOrder, &c.stopped), sendFiles: c.rawConn != nil}
 	c.lastOrder = req.order.done
-	s := newSlot(hdr, req, tk)
+	s := newSlot(hdr, req, tk, dtk)
 	handed = true
 	c.queue <- s // never blocks: the reader holds a token for it
 	go c.handle(s)
 	return nil
 }
 
-// decodeFrame reads the rest of the header and decodes the body into msg.
-// A Produce body is first checked for what decoding it would allocate,
-// which must stay within produceRoom bytes.
-func decodeFrame(frame []byte, hdr RequestHeader, msg kmsg.Request, produceRoom int64) (RequestHeader, error) {
+// planDecode reads the rest of the header and returns the body and the
+// room decoding it may take: for Produce what its pre-scan finds (which
+// must stay within produceLimit), for anything else decodeAmplification
+// times the frame.
+func planDecode(frame []byte, hdr RequestHeader, msg kmsg.Request, produceLimit int64) (RequestHeader, []byte, int64, error) {
 	hdr, body, err := parseHeaderRest(frame, hdr, msg)
 	if err != nil {
-		return hdr, err
+		return hdr, nil, 0, err
 	}
-	if hdr.APIKey == apiKeyProduce {
-		if err := checkProduceCostWithin(body, hdr.APIVersion, len(frame), produceRoom); err != nil {
-			return hdr, err
-		}
+	if hdr.APIKey != apiKeyProduce {
+		return hdr, body, otherDecodeRoom(len(frame)), nil
 	}
-	return hdr, decodeBody(msg, body)
+	cost, err := checkProduceCostWithin(body, hdr.APIVersion, len(frame), produceLimit)
+	if err != nil {
+		return hdr, nil, 0, err
+	}
+	return hdr, body, min(cost+produceCostSlack, produceLimit), nil
 }
 
 // answerUnsupportedApiVersions queues the KIP-511 answer to an ApiVersions

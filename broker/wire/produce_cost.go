@@ -29,21 +29,22 @@ const (
 // frame to decode it: many empty partitions, or tagged fields (each a map)
 // on every topic and partition.
 func checkProduceCost(body []byte, version int16, frameSize int) error {
-	return checkProduceCostWithin(body, version, frameSize, produceRoom(frameSize))
+	_, err := checkProduceCostWithin(body, version, frameSize, produceRoom(frameSize))
+	return err
 }
 
-// checkProduceCostWithin is checkProduceCost with the limit given: the
-// decode room the frame's ticket holds (produceDecodeRoom).
-func checkProduceCostWithin(body []byte, version int16, frameSize int, limit int64) error {
+// checkProduceCostWithin is checkProduceCost with the limit given, and
+// returns the cost.
+func checkProduceCostWithin(body []byte, version int16, frameSize int, limit int64) (int64, error) {
 	cost, err := produceDecodeCost(body, version)
 	if err != nil {
-		return fmt.Errorf("produce v%d: %w", version, err)
+		return 0, fmt.Errorf("produce v%d: %w", version, err)
 	}
 	if cost > limit {
-		return fmt.Errorf("produce v%d: decoding a %d-byte frame would allocate about %d bytes (limit %d): %w",
+		return 0, fmt.Errorf("produce v%d: decoding a %d-byte frame would allocate about %d bytes (limit %d): %w",
 			version, frameSize, cost, limit, ErrMalformedBody)
 	}
-	return nil
+	return cost, nil
 }
 
 // produceDecodeCost returns about how many bytes kmsg allocates to decode a
@@ -182,6 +183,11 @@ func (s *costScanner) arrayLen() int {
 	return max(n, 0)
 }
 
+// maxProduceTags bounds the tagged fields of one section of a Produce
+// request: Produce defines none, so a client sends none; each costs kmsg
+// a map entry.
+const maxProduceTags = 16
+
 // tags skips a tagged-field section in flexible versions and returns the
 // cost of the map kmsg keeps for it.
 func (s *costScanner) tags() int64 {
@@ -189,6 +195,10 @@ func (s *costScanner) tags() int64 {
 		return 0
 	}
 	n := s.uvarint()
+	if n > maxProduceTags {
+		s.fail(fmt.Sprintf("%d tagged fields in one section, at most %d", n, maxProduceTags))
+		return 0
+	}
 	for i := 0; i < n && s.err == nil; i++ {
 		s.uvarint() // tag
 		s.skip(s.uvarint())

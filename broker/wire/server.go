@@ -29,7 +29,8 @@ type Server struct {
 	versions Versions
 	handler  Handler
 	log      *slog.Logger
-	budget   *budget
+	budget   *budget // the frame pool
+	decode   *budget // the decode pool
 
 	// drain is closed when Shutdown starts (see Draining).
 	drain *drainSignal
@@ -38,11 +39,15 @@ type Server struct {
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
 
-	mu      sync.Mutex
-	ln      net.Listener
-	conns   map[*conn]struct{}
-	closed  bool          // Close or Shutdown called: no new connections
-	drained chan struct{} // set by Shutdown, closed once conns is empty
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[*conn]struct{}
+	closed bool // Close or Shutdown called: no new connections
+	// Refused connections are logged at Info at most once per
+	// refusedLogEvery, with how many were refused since.
+	refusedAt time.Time
+	refused   int
+	drained   chan struct{} // set by Shutdown, closed once conns is empty
 }
 
 // NewServer returns a server for cfg (zero fields take their defaults) that
@@ -52,13 +57,15 @@ func NewServer(cfg Config, versions Versions, h Handler) *Server {
 	cfg = cfg.withDefaults()
 	drain := &drainSignal{ch: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), drainKey{}, drain))
+	frames, decode := newPools(cfg)
 	return &Server{
 		drain:      drain,
 		cfg:        cfg,
 		versions:   versions,
 		handler:    h,
 		log:        cfg.Logger,
-		budget:     newBudgetFor(cfg),
+		budget:     frames,
+		decode:     decode,
 		baseCtx:    ctx,
 		baseCancel: cancel,
 		conns:      make(map[*conn]struct{}),
@@ -69,6 +76,9 @@ func NewServer(cfg Config, versions Versions, h Handler) *Server {
 func (s *Server) Listen() error {
 	if s.versions == nil || s.handler == nil {
 		return errors.New("wire: server needs a Versions and a Handler")
+	}
+	if err := s.cfg.check(); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -106,7 +116,7 @@ func (s *Server) ConnCount() int {
 // InFlightBytes returns the part of the in-flight memory budget currently
 // charged, for metrics.
 func (s *Server) InFlightBytes() int64 {
-	return s.budget.inUse()
+	return s.budget.inUse() + s.decode.inUse()
 }
 
 // Serve accepts connections until Close or Shutdown, then returns nil. It
@@ -161,13 +171,30 @@ func (s *Server) track(nc net.Conn) *conn {
 	}
 	src, err := s.budget.openConn(sourceKeyOf(nc.RemoteAddr()))
 	if err != nil {
-		s.log.Info("wire: refusing connection", "remote", nc.RemoteAddr().String(), "reason", err)
+		s.logRefusedLocked(nc.RemoteAddr().String(), err)
 		_ = nc.Close()
 		return nil
 	}
-	c := newConn(s, nc, src)
+	dsrc, _ := s.decode.openConn(sourceKeyOf(nc.RemoteAddr())) // no limit
+	c := newConn(s, nc, src, dsrc)
 	s.conns[c] = struct{}{}
 	return c
+}
+
+// refusedLogEvery rate-limits the log of refused connections: a client
+// that redials in a loop would otherwise write a line per attempt.
+const refusedLogEvery = 10 * time.Second
+
+// logRefusedLocked logs a refused connection, at Info at most once per
+// refusedLogEvery.
+func (s *Server) logRefusedLocked(remote string, err error) {
+	s.refused++
+	if now := time.Now(); now.Sub(s.refusedAt) >= refusedLogEvery {
+		s.log.Info("wire: refusing connection", "remote", remote, "reason", err, "refused_since_last_log", s.refused)
+		s.refusedAt, s.refused = now, 0
+		return
+	}
+	s.log.Debug("wire: refusing connection", "remote", remote, "reason", err)
 }
 
 // untrack forgets a finished connection.
@@ -176,6 +203,7 @@ func (s *Server) untrack(c *conn) {
 	defer s.mu.Unlock()
 	if _, ok := s.conns[c]; ok {
 		s.budget.closeConn(c.src)
+		s.decode.closeConn(c.dsrc)
 	}
 	delete(s.conns, c)
 	if len(s.conns) == 0 && s.drained != nil {

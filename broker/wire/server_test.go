@@ -465,7 +465,9 @@ func TestMaxInFlightPerConn(t *testing.T) {
 }
 
 func TestInFlightBudget(t *testing.T) {
-	const budgetBytes = 64 << 10
+	// Frame pool 896 KiB (reserve 64 KiB, 416 KiB per address), decode
+	// pool 128 KiB, so non-Produce frames up to 1 KiB.
+	const budgetBytes = 1 << 20
 	var started atomic.Int32
 	release := make(chan struct{}, 10)
 	h := func(ctx context.Context, req *Request) (kmsg.Response, error) {
@@ -473,19 +475,26 @@ func TestInFlightBudget(t *testing.T) {
 		<-release
 		return answerAll(ctx, req)
 	}
-	cfg := Config{MaxInFlightBytes: budgetBytes, MaxOtherBytes: 1 << 10}
+	cfg := Config{MaxInFlightBytes: budgetBytes, MaxRequestBytes: 400 << 10}
 	s := startServer(t, cfg, nil, h)
+	if s.cfg.MaxOtherBytes != 1<<10 {
+		t.Fatalf("non-Produce cap %d, want 1 KiB (decode pool / %d)", s.cfg.MaxOtherBytes, decodeAmplification)
+	}
 
-	// 40 KiB in flight on one connection...
+	// 300 KiB in flight on one connection...
 	a := dialRaw(t, s.Addr())
-	a.sendFrames(produceFrame(1, 9, 1, 40<<10))
+	a.sendFrames(produceFrame(1, 9, 1, 300<<10))
 	waitFor(t, "first produce", func() bool { return started.Load() == 1 })
-	// ...so another 40 KiB waits for it, on another connection.
+	if used := s.budget.inUse(); used < 300<<10 || used > 301<<10 {
+		t.Fatalf("a 300 KiB Produce holds %d bytes of the frame pool", used)
+	}
+	// ...so another 300 KiB from the same address waits for it, though
+	// the pool has room: one address holds at most half of it.
 	b := dialRaw(t, s.Addr())
-	b.sendFrames(produceFrame(2, 9, 1, 40<<10))
+	b.sendFrames(produceFrame(2, 9, 1, 300<<10))
 	time.Sleep(30 * time.Millisecond)
 	if n := started.Load(); n != 1 {
-		t.Fatalf("%d handlers started beyond the budget", n)
+		t.Fatalf("%d handlers started beyond the address's share", n)
 	}
 	release <- struct{}{}
 	a.readResponse(0, 9)
@@ -493,26 +502,43 @@ func TestInFlightBudget(t *testing.T) {
 	release <- struct{}{}
 	b.readResponse(0, 9)
 
-	// A frame larger than the whole budget is clamped to the main pool
-	// (all but the small-frame reserve) and proceeds alone.
-	a.sendFrames(produceFrame(3, 9, 1, 2*budgetBytes))
-	waitFor(t, "large produce", func() bool { return started.Load() == 3 })
-	if used := s.budget.inUse(); used != s.budget.mainCap {
-		t.Fatalf("large frame charged %d, want the whole main pool %d", used, s.budget.mainCap)
-	}
-	release <- struct{}{}
-	a.readResponse(0, 9)
-
-	// A non-Produce request is charged for decoding, then only for what it
-	// holds.
+	// A non-Produce request holds its frame, and what it decoded to until
+	// its handler returns.
 	a.sendFrames(heartbeat(4, strPtr(strings.Repeat("x", 500)), 4))
-	waitFor(t, "heartbeat", func() bool { return started.Load() == 4 })
-	if used := s.budget.inUse(); used < 500 || used > 4<<10 {
+	waitFor(t, "heartbeat", func() bool { return started.Load() == 3 })
+	if used := s.InFlightBytes(); used < 500 || used > 4<<10 {
 		t.Fatalf("heartbeat holds %d bytes of budget", used)
 	}
 	release <- struct{}{}
 	a.readResponse(12, 4)
-	waitFor(t, "budget released", func() bool { return s.budget.inUse() == 0 })
+	waitFor(t, "budget released", func() bool { return s.InFlightBytes() == 0 })
+	if hw := s.budget.total.peak; hw > budgetBytes {
+		t.Fatalf("high water %d above the budget", hw)
+	}
+}
+
+// TestConfigCheck: Listen refuses a budget in which a frame of
+// socket.request.max.bytes could never be admitted, naming both keys.
+func TestConfigCheck(t *testing.T) {
+	s := NewServer(Config{Addr: "127.0.0.1:0", MaxInFlightBytes: 64 << 20, Logger: testLogger()}, allVersions, answerAll)
+	err := s.Listen()
+	if err == nil {
+		s.Close()
+		t.Fatal("a 100 MiB frame cap with a 64 MiB budget was accepted")
+	}
+	for _, key := range []string{"socket.request.max.bytes", "queued.max.request.bytes"} {
+		if !strings.Contains(err.Error(), key) {
+			t.Errorf("error %q does not name %s", err, key)
+		}
+	}
+	s = NewServer(Config{Addr: "127.0.0.1:0", MaxInFlightBytes: 64 << 20, MaxOtherBytes: 1 << 20, MaxRequestBytes: 16 << 20, Logger: testLogger()}, allVersions, answerAll)
+	if err := s.Listen(); err == nil || !strings.Contains(err.Error(), "decode pool") {
+		s.Close()
+		t.Fatalf("a 1 MiB non-Produce cap with an 8 MiB decode pool: %v", err)
+	}
+	if err := (Config{}).withDefaults().check(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
 }
 
 // TestHalfClosedClientGetsResponses: a client that sends and then shuts

@@ -17,14 +17,17 @@ type slot struct {
 	done chan struct{} // closed once resp and err are set
 
 	// The frame's ticket is released when both the handler (which may
-	// still reference the frame) and the writer are done with the slot.
+	// still reference the frame) and the writer are done with the slot;
+	// its decode ticket (what the decoded request holds) once the handler
+	// returns, when the request is dropped for the writer's sake.
 	tk   ticket
+	dtk  ticket
 	refs atomic.Int32
 }
 
 // newSlot returns a slot waiting for a handler.
-func newSlot(hdr RequestHeader, req *Request, tk ticket) *slot {
-	s := &slot{hdr: hdr, req: req, done: make(chan struct{}), tk: tk}
+func newSlot(hdr RequestHeader, req *Request, tk, dtk ticket) *slot {
+	s := &slot{hdr: hdr, req: req, done: make(chan struct{}), tk: tk, dtk: dtk}
 	s.refs.Store(2)
 	return s
 }
@@ -41,6 +44,10 @@ func newAnsweredSlot(hdr RequestHeader, resp kmsg.Response) *slot {
 // finish records the handler's outcome and drops the handler's reference.
 func (s *slot) finish(resp kmsg.Response, err error) {
 	s.resp, s.err = resp, err
+	if s.req != nil {
+		s.req.Msg = nil // the writer needs only the frame
+	}
+	s.dtk.release()
 	close(s.done)
 	s.unref()
 }
