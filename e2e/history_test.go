@@ -120,10 +120,10 @@ func outcomeOf(err error) evType {
 
 // finalRead reads every partition of topic from the start, at the given
 // isolation level, on the healed cluster, and records each poll as a
-// final read of process finalProcessBase+first. read_uncommitted reads
-// stop once every partition has been read to its end offset;
-// read_committed reads (whose last offsets may be transaction markers)
-// stop once nothing new has arrived for a few seconds.
+// final read of process finalProcessBase+first. It stops once every
+// partition has been read to its end offset, or, since the last offsets
+// of a partition written in transactions are markers no read returns,
+// once nothing new has arrived for a few seconds.
 func finalRead(t *testing.T, c *procCluster, h *history, first int, topic string, partitions int32, readCommitted bool) {
 	t.Helper()
 	addr := c.nodes[c.waitLeader(30*time.Second)].kafkaAddr()
@@ -149,13 +149,7 @@ func finalRead(t *testing.T, c *procCluster, h *history, first int, topic string
 	deadline := time.Now().Add(90 * time.Second)
 	quiet, lastNew := 4*time.Second, time.Now()
 	total := 0
-	for time.Now().Before(deadline) {
-		if !readCommitted && reached() {
-			break
-		}
-		if readCommitted && time.Since(lastNew) > quiet {
-			break
-		}
+	for time.Now().Before(deadline) && !reached() && time.Since(lastNew) < quiet {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		began := time.Now()
 		fs := cl.PollFetches(ctx)
@@ -166,8 +160,5 @@ func finalRead(t *testing.T, c *procCluster, h *history, first int, topic string
 		}
 		fs.EachRecord(func(rec *kgo.Record) { next[rec.Partition] = rec.Offset + 1 })
 	}
-	if !readCommitted && !reached() {
-		t.Errorf("final read of %s: reached %v of end offsets %v within the deadline", topic, next, ends)
-	}
-	t.Logf("final read of %s (read_committed=%v): %d records, end offsets %v", topic, readCommitted, total, ends)
+	t.Logf("final read of %s (read_committed=%v): %d records up to %v, end offsets %v", topic, readCommitted, total, next, ends)
 }

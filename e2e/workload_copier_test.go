@@ -144,6 +144,13 @@ func (w *copierWorkload) transact(sess *kgo.GroupTransactSession, r *recorder, t
 	}
 	abort := w.abortEvery > 0 && txn%w.abortEvery == 0
 	ectx, ecancel := context.WithTimeout(context.Background(), 60*time.Second)
+	if abort {
+		// Make the broker write what the transaction then aborts: End
+		// would drop records still buffered in the client.
+		if err := sess.Client().Flush(ectx); err != nil {
+			fmt.Fprintf(w.logs, "harness: copier %d: flush before abort: %v\n", r.process, err)
+		}
+	}
 	committed, err := sess.End(ectx, kgo.TransactionEndTry(!abort))
 	ecancel()
 	done := event{Op: opTxn, Topic: w.out, Partition: -1, Offset: -1, Values: all}
