@@ -64,6 +64,9 @@ type scenario struct {
 	// quiet[0]..quiet[1] between faults, a fault held hold[0]..hold[1].
 	// 2–5s and 2–6s if zero.
 	quiet, hold [2]time.Duration
+	// expect, for the harness's own tests, lists the anomaly classes the
+	// run must report (sorted): exactly those, and the run passes.
+	expect []string
 }
 
 // extraScenarios is appended to by other files' init functions (the
@@ -80,6 +83,12 @@ func harnessScenarios() []scenario {
 			name: "kill-leader", faults: []fault{&killLeaderFault{}},
 			duration: 40 * time.Second, fullDuration: 4 * time.Minute, subset: true,
 			checks: "SIGKILL of the raft leader and a restart: no acknowledged send or committed transaction lost, no offsets reused, consumers and committed offsets never go back",
+		},
+		{
+			name: "self-check", duration: 10 * time.Second, fullDuration: 10 * time.Second,
+			checks:    "the harness itself: the producers' final read loses one value on purpose, and the run must report exactly a lost write",
+			workloads: func() []workload { ws := defaultWorkloads(); ws[0] = &dropFinalValue{workload: ws[0]}; return ws },
+			expect:    []string{anLostWrite},
 		},
 	}
 	return append(own, extraScenarios...)
@@ -229,8 +238,16 @@ func runScenario(t *testing.T, sc scenario) {
 			f.Close()
 		}
 	}
-	for _, class := range sortedKeys(found) {
-		t.Errorf("%s (seed %d): %s:\n  %s", sc.name, seed, class, strings.Join(found[class], "\n  "))
+	if sc.expect != nil {
+		if got := sortedKeys(found); !slices.Equal(got, sc.expect) {
+			t.Errorf("%s (seed %d): reported %v, want exactly %v: %v", sc.name, seed, got, sc.expect, found)
+		} else {
+			t.Logf("%s: reported what it had to: %v", sc.name, found)
+		}
+	} else {
+		for _, class := range sortedKeys(found) {
+			t.Errorf("%s (seed %d): %s:\n  %s", sc.name, seed, class, strings.Join(found[class], "\n  "))
+		}
 	}
 	checkProgress(t, events)
 	checkCheckerCatches(t, events)
@@ -360,4 +377,26 @@ func (f *killLeaderFault) heal(t *testing.T, c *procCluster) {
 	c.nodes[f.killed].start()
 	l := c.waitLeader(30 * time.Second)
 	t.Logf("harness: node %d restarted; node %d leads", f.killed+1, l+1)
+}
+
+// dropFinalValue is a test-only wrapper: the workload's final read loses
+// its first value on the way into the history, as if the broker had lost
+// it.
+type dropFinalValue struct {
+	workload
+}
+
+func (w *dropFinalValue) final(t *testing.T, c *procCluster, h *history) {
+	t.Helper()
+	own := &history{}
+	w.workload.final(t, c, own)
+	dropped := false
+	for _, e := range own.all() {
+		if !dropped && e.Op == opPoll && e.Type == evOK && len(e.Values) > 0 {
+			t.Logf("self-check: dropping %q at %s/%d@%d from the final read", e.Values[0], e.Topic, e.Partition, e.Offsets[0])
+			e.Values, e.Offsets = e.Values[1:], e.Offsets[1:]
+			dropped = true
+		}
+		h.add(e)
+	}
 }
