@@ -107,12 +107,20 @@ func faultRun(t *testing.T, f fault, o faultOpts) *procCluster {
 		if o.during != nil {
 			o.during(t, c, r)
 		}
-		time.Sleep(o.hold + time.Duration(rng.Int64N(int64(time.Second))))
+		// Note the longest time without a new acknowledgement.
+		hold := o.hold + time.Duration(rng.Int64N(int64(time.Second)))
+		last, lastN, stall := time.Now(), acked, time.Duration(0)
+		for injected := time.Now(); time.Since(injected) < hold; time.Sleep(50 * time.Millisecond) {
+			if n, _ := lp.ledger.counts(); n > lastN {
+				last, lastN = time.Now(), n
+			}
+			stall = max(stall, time.Since(last))
+		}
 		at = time.Now()
 		f.heal(t, c)
 		during, _ := lp.ledger.counts()
-		t.Logf("round %d: healed in %s; %d records acknowledged while the fault lasted", r+1,
-			time.Since(at).Round(time.Millisecond), during-acked)
+		t.Logf("round %d: healed in %s; %d records acknowledged while the fault lasted, none for %s at most; leader now node %d", r+1,
+			time.Since(at).Round(time.Millisecond), during-acked, stall.Round(100*time.Millisecond), c.leader()+1)
 		time.Sleep(o.between)
 	}
 	for _, bp := range c.nodes {
