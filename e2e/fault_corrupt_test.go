@@ -156,6 +156,11 @@ func (f *faultCorrupt) inject(t *testing.T, c *procCluster, rng *rand.Rand) {
 		if !bp.running() {
 			f.refused = faultLastError(bp.logTail(64 << 10))
 			t.Logf("%s: node %d refused to start (%v): %s", f.name(), f.victim+1, bp.waitErr, f.refused)
+			// A crash is no clear error, and a supervisor would restart
+			// it into the same crash.
+			if strings.HasPrefix(f.refused, "fatal error:") || strings.HasPrefix(f.refused, "panic:") {
+				t.Errorf("%s: node %d crashed at start instead of refusing its damaged data: %s", f.name(), f.victim+1, f.refused)
+			}
 			return
 		}
 		if code, _ := faultReadyz(bp.adminAddr()); code == http.StatusOK {
