@@ -467,8 +467,22 @@ func faultKnownBug(t *testing.T, bug string) {
 func TestFaultCorruptSegmentTruncate(t *testing.T) { faultCorruptRun(t, "segment", "truncate") }
 func TestFaultCorruptStateFlip(t *testing.T)       { faultCorruptRun(t, "state", "flip") }
 func TestFaultCorruptStateTruncate(t *testing.T)   { faultCorruptRun(t, "state", "truncate") }
-func TestFaultCorruptWALFlip(t *testing.T)         { faultCorruptRun(t, "wal", "flip") }
 func TestFaultCorruptWALTruncate(t *testing.T)     { faultCorruptRun(t, "wal", "truncate") }
+
+// TestFaultCorruptWALFlip: bits flipped in the written part of a stopped
+// follower's raft-wal segment. raft-wal checks the CRC of the last commit
+// only, so the node starts with no warning. Seen (seed
+// 1796313305353521743: bits at 3277 and 5223 of the first segment): the
+// node, made leader, served a batch of partition 0 whose CRC fails, its
+// partition 0 segment differs from its peers' for good, and a reader
+// cannot get past the damaged batch (checkHealed: 13992 of 31801
+// acknowledged records unreadable). How the flipped entry came to be
+// applied after a clean stop (the FSM skips entries at or below its
+// checkpoint) is not diagnosed yet.
+func TestFaultCorruptWALFlip(t *testing.T) {
+	faultKnownBug(t, "a bit flipped in a follower's raft-wal is not detected; the node applies and serves a damaged batch")
+	faultCorruptRun(t, "wal", "flip")
+}
 
 // TestFaultCorruptSegmentFlip: a bit flipped in a flushed segment of a
 // stopped follower. Today (log/recover.go) segments below the recovery
