@@ -91,6 +91,9 @@ func Open(cfg Config) (*Store, error) {
 }
 
 func openFSM(dataDir string, logger *slog.Logger) (*fsm, error) {
+	if err := checkStateFile(filepath.Join(dataDir, "brokerd-state.db")); err != nil {
+		return nil, err
+	}
 	db, err := bolt.Open(filepath.Join(dataDir, "brokerd-state.db"), 0o644, &bolt.Options{Timeout: 2 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("open state db: %w", err)
