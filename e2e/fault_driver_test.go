@@ -85,9 +85,7 @@ func (o *faultOpts) defaults() {
 // further checks.
 func faultRun(t *testing.T, f fault, o faultOpts) *procCluster {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("fault test")
-	}
+	matrixTest(t, ciFaults[f.name()])
 	o.defaults()
 	began := time.Now()
 	rng := faultRNG(faultSeed(t))

@@ -349,9 +349,7 @@ func TestFaultNetLinkBoth(t *testing.T) {
 // TestFaultNetProxyPassThrough: with every raft link through an open
 // proxy, a cluster acknowledges about as much as one without proxies.
 func TestFaultNetProxyPassThrough(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fault test")
-	}
+	matrixTest(t, false)
 	measure := func(f fault) (int, *procCluster) {
 		c := faultNewCluster(t, f)
 		createClusterTopic(t, c, "passthrough", 3)

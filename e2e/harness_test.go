@@ -35,9 +35,7 @@ import (
 // the workloads' timing is the machine's. BROKERD_HARNESS_RESULTS=<file>
 // appends each scenario's one-line result to a file.
 func TestHarness(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fault harness")
-	}
+	matrixTest(t, true)
 	full := harnessFull()
 	for _, sc := range harnessScenarios() {
 		if !full && !sc.subset {
