@@ -63,8 +63,10 @@ const walRetryInterval = time.Second
 
 func openWALStore(dir string, segSize int, logger *slog.Logger, hl hclog.Logger) (*walStore, error) {
 	s := &walStore{dir: dir, segSize: segSize, logger: logger}
+	first := true // only the open at start verifies every segment
 	s.open = func() (*wal.WAL, error) {
-		meta := &repairingMeta{BoltMetaDB: &metadb.BoltMetaDB{}, segSize: segSize, logger: logger}
+		meta := &repairingMeta{BoltMetaDB: &metadb.BoltMetaDB{}, segSize: segSize, logger: logger, verify: first}
+		first = false
 		w, err := wal.Open(dir, wal.WithLogger(hl), wal.WithSegmentSize(segSize), wal.WithMetaStore(meta))
 		if err != nil {
 			// raft-wal leaves its metadata database open, and locked,
@@ -281,16 +283,27 @@ var _ io.Closer = (*walStore)(nil)
 // failed metadata commit (a full disk), between the append that sealed the
 // tail and the rotation that runs after it. Without it raft-wal recovers
 // the sealed tail as its writable one, and refuses every append.
+//
+// With verify, Load also checks every commit of every segment
+// (verifyWALSegment) and fails on damage, which raft-wal would serve.
 type repairingMeta struct {
 	*metadb.BoltMetaDB
 	segSize int
 	logger  *slog.Logger
+	verify  bool
 }
 
 func (m *repairingMeta) Load(dir string) (types.PersistentState, error) {
 	ps, err := m.BoltMetaDB.Load(dir)
 	if err != nil || len(ps.Segments) == 0 {
 		return ps, err
+	}
+	if m.verify {
+		for _, si := range ps.Segments {
+			if err := verifyWALSegment(filepath.Join(dir, segment.FileName(si)), !si.SealTime.IsZero()); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return ps, fmt.Errorf("%w; this node's raft log cannot be trusted: move its data directory aside and restart it, and it is rebuilt from its peers (a single node: restore the data directory from a backup)", err)
+			}
+		}
 	}
 	tail := ps.Segments[len(ps.Segments)-1]
 	if !tail.SealTime.IsZero() {
