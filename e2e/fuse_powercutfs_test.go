@@ -58,6 +58,12 @@ import (
 // unmounts (the caller must first kill every process using the mount),
 // drops every pending page and journal entry, and mounts a new tree built
 // from the durable state.
+//
+// Files are not opened with direct I/O, so the kernel's page cache serves
+// mmap (bbolt reads through it); there is no writeback cache, so every
+// write reaches the server before write(2) returns. Never touch an mmap
+// of a file on this mount from the test process that serves it: a page
+// fault there can deadlock with the Go runtime (see runPowercutChild).
 type powercutFS struct {
 	dir, backing string
 	server       *fuse.Server

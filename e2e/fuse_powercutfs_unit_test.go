@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -224,19 +225,8 @@ func TestPowerCutFSSyscalls(t *testing.T) {
 	if err := unix.SyncFileRange(int(f.Fd()), 0, 4096, unix.SYNC_FILE_RANGE_WRITE); err != nil {
 		t.Fatalf("sync_file_range: %v", err)
 	}
-	// mmap sees what write wrote.
-	m, err := unix.Mmap(int(f.Fd()), 0, 4096, unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		t.Fatalf("mmap: %v", err)
-	}
-	if !bytes.HasPrefix(m, []byte("written back")) {
-		t.Fatalf("mmap reads %.20q", m)
-	}
-	f.WriteAt([]byte("WRITTEN"), 0)
-	if !bytes.HasPrefix(m, []byte("WRITTEN back")) {
-		t.Fatalf("mmap after a second write reads %.20q", m)
-	}
-	unix.Munmap(m)
+	// mmap sees what write wrote (in a child process: see runPowercutChild).
+	runPowercutChild(t, "mmap", p.path("seg"))
 	var st unix.Statfs_t
 	if err := unix.Statfs(p.dir, &st); err != nil || st.Bavail == 0 {
 		t.Fatalf("statfs: %v, %d blocks available", err, st.Bavail)
@@ -258,47 +248,93 @@ func TestPowerCutFSSyscalls(t *testing.T) {
 func TestPowerCutFSBolt(t *testing.T) {
 	p := newTestPowercutFS(t)
 	path := p.path("state.db")
-	open := func() *bolt.DB {
+	runPowercutChild(t, "bolt-write", path)
+	syncDirOf(t, p.dir) // bbolt does not fsync the directory after creating the file
+	mustCut(t, p)
+	runPowercutChild(t, "bolt-check", path)
+}
+
+// runPowercutChild runs one step of a test in a child process (this test
+// binary, running TestPowerCutFSChild): a page fault on an mmap of a FUSE
+// file in the process that serves it can deadlock, since the faulting
+// thread is invisible to the Go scheduler and a stop-the-world for GC
+// then waits for it while the server's goroutines are stopped.
+func runPowercutChild(t *testing.T, step, path string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPowerCutFSChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "E2E_POWERCUT_CHILD="+step, "E2E_POWERCUT_PATH="+path)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("PASS")) {
+		t.Fatalf("child step %s: %v\n%s", step, err, out)
+	}
+}
+
+// TestPowerCutFSChild is a step of another test, run in a child process
+// (runPowercutChild); skipped when run directly.
+func TestPowerCutFSChild(t *testing.T) {
+	path := os.Getenv("E2E_POWERCUT_PATH")
+	switch os.Getenv("E2E_POWERCUT_CHILD") {
+	case "mmap":
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		m, err := unix.Mmap(int(f.Fd()), 0, 4096, unix.PROT_READ, unix.MAP_SHARED)
+		if err != nil {
+			t.Fatalf("mmap: %v", err)
+		}
+		defer unix.Munmap(m)
+		if !bytes.HasPrefix(m, []byte("written back")) {
+			t.Fatalf("mmap reads %.20q", m)
+		}
+		f.WriteAt([]byte("WRITTEN"), 0)
+		if !bytes.HasPrefix(m, []byte("WRITTEN back")) {
+			t.Fatalf("mmap after a write reads %.20q", m)
+		}
+	case "bolt-write":
 		db, err := bolt.Open(path, 0o644, nil)
 		if err != nil {
 			t.Fatalf("open bbolt: %v", err)
 		}
-		return db
-	}
-	db := open()
-	put := func(k, v string) {
-		if err := db.Update(func(tx *bolt.Tx) error {
-			b, err := tx.CreateBucketIfNotExists([]byte("b"))
-			if err != nil {
-				return err
+		put := func(k, v string) {
+			if err := db.Update(func(tx *bolt.Tx) error {
+				b, err := tx.CreateBucketIfNotExists([]byte("b"))
+				if err != nil {
+					return err
+				}
+				return b.Put([]byte(k), []byte(v))
+			}); err != nil {
+				t.Fatal(err)
 			}
-			return b.Put([]byte(k), []byte(v))
-		}); err != nil {
+		}
+		for i := range 200 {
+			put(string(rune('a'+i%26))+string(rune('0'+i/26)), string(bytes.Repeat([]byte{'v'}, 1000)))
+		}
+		put("durable", "yes")
+		db.NoSync = true
+		put("volatile", "yes")
+		db.Close()
+	case "bolt-check":
+		db, err := bolt.Open(path, 0o644, nil)
+		if err != nil {
+			t.Fatalf("open bbolt after the cut: %v", err)
+		}
+		defer db.Close()
+		db.View(func(tx *bolt.Tx) error {
+			b := tx.Bucket([]byte("b"))
+			if b == nil || string(b.Get([]byte("durable"))) != "yes" {
+				t.Fatal("a committed transaction was lost")
+			}
+			if b.Get([]byte("volatile")) != nil {
+				t.Fatal("a transaction committed without fsync survived the cut")
+			}
+			return nil
+		})
+		if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("b")).Put([]byte("after"), []byte("cut")) }); err != nil {
 			t.Fatal(err)
 		}
-	}
-	for i := range 200 {
-		put(string(rune('a'+i%26))+string(rune('0'+i/26)), string(bytes.Repeat([]byte{'v'}, 1000)))
-	}
-	put("durable", "yes")
-	syncDirOf(t, p.dir) // bbolt does not fsync the directory after creating the file
-	db.NoSync = true
-	put("volatile", "yes")
-	db.Close()
-	mustCut(t, p)
-	db = open()
-	defer db.Close()
-	db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte("b"))
-		if b == nil || string(b.Get([]byte("durable"))) != "yes" {
-			t.Fatal("a committed transaction was lost")
-		}
-		if b.Get([]byte("volatile")) != nil {
-			t.Fatal("a transaction committed without fsync survived the cut")
-		}
-		return nil
-	})
-	if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("b")).Put([]byte("after"), []byte("cut")) }); err != nil {
-		t.Fatal(err)
+	default:
+		t.Skip("a step of another test")
 	}
 }
