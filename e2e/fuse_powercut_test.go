@@ -115,9 +115,7 @@ func plusOne(ns []int) []int {
 // checks that every acknowledged record is there once, at its offset, and
 // that every replica ends with the same segment bytes.
 func runPowercut(t *testing.T, f *powercutFault, rounds int, strict bool) {
-	if testing.Short() {
-		t.Skip("fault test")
-	}
+	matrixTest(t, ciFaults[f.name()])
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed))

@@ -21,6 +21,7 @@ var ciFaults = map[string]bool{
 	"net-isolate-leader-blackhole": true,
 	"corrupt-state-truncate":       true,
 	"corrupt-segment-truncate":     true,
+	"powercut-all":                 true,
 }
 
 // matrixTest skips a process-level fault test where it does not run: with
