@@ -70,6 +70,10 @@ type Config struct {
 	// WALSegmentBytes is the size of raft-wal's segment files; 0 sizes
 	// them from the data directory's filesystem (walsize.go).
 	WALSegmentBytes int
+	// MaxProposalBytes bounds the bytes of produce commands and processor
+	// steps handed to raft and not yet applied (proposals.go); 0 is
+	// DefaultProposalBytes.
+	MaxProposalBytes int64
 	// MinFreeBytes is the free space to keep on the data directory's
 	// filesystem (brokerd.storage.min.free.bytes): below it, writes are
 	// refused with ErrStorage. 0 sizes it from the filesystem (space.go).

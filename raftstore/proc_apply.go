@@ -109,7 +109,17 @@ func (s *Store) ApplyStep(ctx context.Context, st *ProcStep) error {
 	if err := s.admitWrite(); err != nil {
 		return err
 	}
-	return s.proposeErr(ctx, data)
+	f, err := s.proposeBounded(ctx, data)
+	if err != nil {
+		return err
+	}
+	if err := s.await(ctx, f); err != nil {
+		return err
+	}
+	if e, ok := f.Response().(error); ok && e != nil {
+		return e
+	}
+	return nil
 }
 
 func (f *fsm) applyProcDeploy(c *procDeployCmd, index uint64) any {

@@ -42,16 +42,6 @@ func (s *Store) await(ctx context.Context, f raft.Future) error {
 	}
 }
 
-// proposeAsync hands a command to raft without waiting (acks=0).
-func (s *Store) proposeAsync(data []byte) {
-	f := s.raft.Apply(data, s.cfg.ApplyTimeout)
-	go func() {
-		if err := f.Error(); err != nil {
-			s.logger.Debug("unacknowledged proposal failed", "err", err)
-		}
-	}()
-}
-
 func mapRaftErr(err error) error {
 	switch {
 	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout):
@@ -175,8 +165,17 @@ func (s *Store) StartProduce(ctx context.Context, now int64, batches []ProduceBa
 		return &PendingProduce{err: err}
 	}
 	p := &PendingProduce{s: s}
-	for _, c := range chunkBatches(batches) {
-		p.fs = append(p.fs, s.raft.Apply(encodeProduce(&produceCmd{Now: now, Batches: c}), s.cfg.ApplyTimeout))
+	for i, c := range chunkBatches(batches) {
+		f, err := s.proposeBounded(ctx, encodeProduce(&produceCmd{Now: now, Batches: c}))
+		if err != nil {
+			if i > 0 {
+				// The chunks before were proposed: their outcome is not
+				// known to the caller.
+				err = fmt.Errorf("%w: %w", ErrUnknownOutcome, err)
+			}
+			return &PendingProduce{err: err}
+		}
+		p.fs = append(p.fs, f)
 	}
 	return p
 }
@@ -211,8 +210,18 @@ func (s *Store) ProduceAsync(now int64, batches []ProduceBatch) error {
 	if err := s.admitWrite(); err != nil {
 		return err
 	}
+	ctx, cancel := s.stopContext()
+	defer cancel()
 	for _, c := range chunkBatches(batches) {
-		s.proposeAsync(encodeProduce(&produceCmd{Now: now, Batches: c}))
+		f, err := s.proposeBounded(ctx, encodeProduce(&produceCmd{Now: now, Batches: c}))
+		if err != nil {
+			return err
+		}
+		go func() {
+			if err := f.Error(); err != nil {
+				s.logger.Debug("unacknowledged proposal failed", "err", err)
+			}
+		}()
 	}
 	return nil
 }

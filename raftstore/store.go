@@ -27,7 +27,9 @@ type Store struct {
 	logger *slog.Logger
 	fsm    *fsm
 	// wal is raft's log store when it is raft-wal (nil with boltdb).
-	wal   *walStore
+	wal *walStore
+	// props bounds the bytes proposed and not yet applied.
+	props *proposals
 	raft  *raft.Raft
 	trans *raft.NetworkTransport
 	// raftRef is raft for its own goroutines, which start before
@@ -56,7 +58,7 @@ type Store struct {
 // data directory, bootstraps the group.
 func Open(cfg Config) (*Store, error) {
 	cfg.setDefaults()
-	s := &Store{cfg: cfg, logger: cfg.Logger.With("component", "raftstore"), stop: make(chan struct{}), snapNow: make(chan struct{}, 1)}
+	s := &Store{cfg: cfg, logger: cfg.Logger.With("component", "raftstore"), stop: make(chan struct{}), snapNow: make(chan struct{}, 1), props: newProposals(cfg.MaxProposalBytes)}
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "raft"), 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}

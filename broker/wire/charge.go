@@ -1,6 +1,9 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // The in-flight budget (MaxInFlightBytes) is split in two pools:
 //
@@ -88,3 +91,11 @@ func produceRoom(size int) int64 {
 // otherDecodeRoom is what a non-Produce frame of size bytes is charged in
 // the decode pool while it decodes: the worst case kmsg may allocate.
 func otherDecodeRoom(size int) int64 { return int64(size) * decodeAmplification }
+
+// MaxRequestBytesFor is the largest frame (socket.request.max.bytes) a
+// budget of capacity bytes (queued.max.request.bytes) admits: what one
+// client address may hold of it.
+func MaxRequestBytesFor(capacity int64) int32 {
+	_, _, share, _ := poolSizes(capacity)
+	return int32(min(share, math.MaxInt32))
+}

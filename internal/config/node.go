@@ -28,6 +28,8 @@ func (c *Config) Node() (node.Config, error) {
 	cfg.Wire.MaxRequestBytes = int32(c.Int("socket.request.max.bytes"))
 	cfg.Wire.IdleTimeout = c.millis("connections.max.idle.ms")
 	cfg.Wire.MaxInFlightBytes = c.Int("queued.max.request.bytes")
+	cfg.AutoInFlightBytes = c.settings["queued.max.request.bytes"].Source == SourceDefault
+	cfg.AutoMaxRequestBytes = c.settings["socket.request.max.bytes"].Source == SourceDefault
 	cfg.Wire.MaxConnsPerIP = int(c.Int("max.connections.per.ip"))
 	cfg.GroupMinSessionTimeout = c.millis("group.min.session.timeout.ms")
 	cfg.GroupMaxSessionTimeout = c.millis("group.max.session.timeout.ms")

@@ -46,7 +46,14 @@ type Config struct {
 	WALSegmentBytes int
 	// MinFreeBytes is brokerd.storage.min.free.bytes (0: sized from the
 	// disk).
-	MinFreeBytes     int64
+	MinFreeBytes int64
+	// AutoInFlightBytes and AutoMaxRequestBytes say that
+	// queued.max.request.bytes and socket.request.max.bytes (Wire) are
+	// defaults, which a container's memory limit may lower (memlimit.go).
+	AutoInFlightBytes, AutoMaxRequestBytes bool
+	// MaxProposalBytes bounds the produce bytes in flight to raft (0: the
+	// default, or sized from a container's memory limit).
+	MaxProposalBytes int64
 	SnapshotInterval time.Duration
 	TrailingLogs     uint64
 	TrailingBytes    int64
@@ -149,6 +156,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	sizeForMemory(&cfg, cfg.Logger)
 	if cfg.NodeID <= 0 {
 		return nil, fmt.Errorf("node id must be positive, got %d", cfg.NodeID)
 	}
@@ -214,6 +222,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		SnapshotBytes:             cfg.SnapshotBytes,
 		WALSegmentBytes:           cfg.WALSegmentBytes,
 		MinFreeBytes:              cfg.MinFreeBytes,
+		MaxProposalBytes:          cfg.MaxProposalBytes,
 		SnapshotInterval:          cfg.SnapshotInterval,
 		TrailingLogs:              cfg.TrailingLogs,
 		TrailingBytes:             cfg.TrailingBytes,
