@@ -243,7 +243,8 @@ const (
 // segment was never committed: it lists another number of entries than
 // the segment holds (want), because the commit that would have covered it
 // failed its checksum and recovery rewound past it (a crash in the middle
-// of the sealing write, never acknowledged). raft-wal still marks the
+// of the sealing write, never acknowledged), or no commit that verifies
+// follows it (a truncation's seal, which adds no entries, torn). raft-wal still marks the
 // segment sealed then, with an index nothing validated. The frame's
 // header is zeroed, so that recovery stops before it and the segment is
 // an ordinary unsealed tail again; the bytes after the last commit are
@@ -262,7 +263,9 @@ func tornSeal(path string, indexStart, want uint64) (bool, error) {
 	if _, err := f.ReadAt(h[:], at); err != nil {
 		return false, fmt.Errorf("check the seal of raft-wal segment %s: %w", path, err)
 	}
-	if h[0] == walFrameIndex && uint64(binary.LittleEndian.Uint32(h[4:]))/4 == want {
+	if h[0] == walFrameIndex && uint64(binary.LittleEndian.Uint32(h[4:]))/4 == want && verifyWALSegment(path, true) == nil {
+		// The index lists every entry, and a commit that verifies
+		// covers it.
 		return false, nil
 	}
 	var zero [walFrameHeaderLen]byte

@@ -36,9 +36,18 @@ const (
 
 // verifyWALSegment checks the commits of the segment file at path. sealed
 // says the metadata records it sealed: then every byte up to its seal must
-// verify, and the seal must be there. For the tail, the last commit may
-// be torn by a crash mid-write (raft-wal rewinds it), so only commits
-// followed by another are judged.
+// verify, and the seal must be there.
+//
+// The tail is judged more carefully, since a healthy tail may hold bytes
+// past its end: the write a crash tore, and the remnants of such a write
+// that a later, shorter one overwrote only in part (raft-wal rewinds to
+// its last good commit and writes on from there). A walk that meets a
+// frame it cannot read stops there, as raft-wal's recovery does, and a
+// commit that fails is damage only if a later commit verifies: no remnant
+// holds one whose checksum covers the bytes before it. So damage in the
+// tail that leaves nothing readable after it (a changed frame header) is
+// not caught here; raft-wal then ends the log early, and a member of a
+// cluster gets the lost entries from the leader again.
 func verifyWALSegment(path string, sealed bool) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -51,11 +60,24 @@ func verifyWALSegment(path string, sealed bool) error {
 	var (
 		off        int64 = walFileHeaderLen
 		crcStart   int64 // where the bytes the next commit covers begin
-		lastBad    error // a commit that did not verify, judged by what follows
+		firstBad   error // the first commit that did not verify
 		seenSealed bool
 		hdr        [walFrameHeaderLen]byte
-		buf        []byte
+		buf        = make([]byte, 64<<10)
 	)
+	// sum is the CRC-32C of the file's bytes [from, to).
+	sum := func(from, to int64) (uint32, error) {
+		var c uint32
+		for from < to {
+			n := int(min(int64(len(buf)), to-from))
+			if _, err := f.ReadAt(buf[:n], from); err != nil {
+				return 0, err
+			}
+			c = crc32.Update(c, castagnoli, buf[:n])
+			from += int64(n)
+		}
+		return c, nil
+	}
 	for {
 		n, err := f.ReadAt(hdr[:], off)
 		if n < len(hdr) {
@@ -65,41 +87,40 @@ func verifyWALSegment(path string, sealed bool) error {
 			break
 		}
 		typ, word := hdr[0], binary.LittleEndian.Uint32(hdr[4:])
-		if typ == 0 || typ > walFrameCommit || hdr[1]|hdr[2]|hdr[3] != 0 {
-			// Zeros (the end), or a header a torn write left.
+		if typ == 0 || typ > walFrameCommit || hdr[1]|hdr[2]|hdr[3] != 0 ||
+			(typ != walFrameCommit && word > segment.MaxEntrySize) {
+			// Zeros (the end), or a frame no write made whole.
 			break
 		}
-		if lastBad != nil {
-			// A commit that did not verify, followed by more frames: not
-			// the torn end of a crash, but bytes changed after the fact.
-			return lastBad
-		}
 		if typ != walFrameCommit {
-			if word > segment.MaxEntrySize {
-				return damaged("frame at offset %d claims %d bytes", off, word)
-			}
 			if typ == walFrameIndex {
 				seenSealed = true
 			}
 			off += walFrameHeaderLen + int64(word) + int64(walPad(word))
 			continue
 		}
-		if need := int(off - crcStart); cap(buf) < need {
-			buf = make([]byte, need)
-		}
-		buf = buf[:off-crcStart]
-		if _, err := f.ReadAt(buf, crcStart); err != nil {
+		got, err := sum(crcStart, off)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
 			return fmt.Errorf("verify raft log segment %s: %w", path, err)
 		}
-		if got := crc32.Checksum(buf, castagnoli); got != word {
-			lastBad = damaged("the commit at offset %d covers bytes %d to %d, whose checksum is %08x, not %08x", off, crcStart, off, got, word)
+		switch {
+		case got != word && (sealed || firstBad == nil):
+			bad := damaged("the commit at offset %d covers bytes %d to %d, whose checksum is %08x, not %08x", off, crcStart, off, got, word)
 			if sealed {
-				return lastBad
+				return bad
 			}
+			firstBad = bad
+		case got == word && firstBad != nil:
+			// A good commit after a bad one: the bad one was not the
+			// torn end of the log but bytes changed after the fact.
+			return firstBad
 		}
 		off += walFrameHeaderLen
 		crcStart = off
-		if seenSealed {
+		if seenSealed && sealed {
 			break
 		}
 	}

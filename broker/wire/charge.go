@@ -68,7 +68,7 @@ func (c Config) check() error {
 	if int64(c.MaxRequestBytes) > share {
 		// share is about 13/32 of the budget.
 		return fmt.Errorf("wire: socket.request.max.bytes (%d) is above what one client address may hold of queued.max.request.bytes (%d): %d bytes, half its frame pool; raise queued.max.request.bytes to at least %d or lower socket.request.max.bytes",
-			c.MaxRequestBytes, c.MaxInFlightBytes, share, int64(c.MaxRequestBytes)*32/13+64)
+			c.MaxRequestBytes, c.MaxInFlightBytes, share, MinInFlightBytesFor(c.MaxRequestBytes))
 	}
 	if room := int64(c.MaxOtherBytes) * decodeAmplification; room > d {
 		return fmt.Errorf("wire: non-Produce frames of up to %d bytes may need %d bytes to decode, above the decode pool (%d bytes, an eighth of queued.max.request.bytes %d)",
@@ -91,6 +91,10 @@ func produceRoom(size int) int64 {
 // otherDecodeRoom is what a non-Produce frame of size bytes is charged in
 // the decode pool while it decodes: the worst case kmsg may allocate.
 func otherDecodeRoom(size int) int64 { return int64(size) * decodeAmplification }
+
+// MinInFlightBytesFor is the smallest budget (queued.max.request.bytes)
+// that admits frames of maxRequest bytes (socket.request.max.bytes).
+func MinInFlightBytesFor(maxRequest int32) int64 { return int64(maxRequest)*32/13 + 64 }
 
 // MaxRequestBytesFor is the largest frame (socket.request.max.bytes) a
 // budget of capacity bytes (queued.max.request.bytes) admits: what one

@@ -111,7 +111,12 @@ func sizeForMemory(cfg *Config, logger *slog.Logger) {
 		attrs = append(attrs, "go_memory_limit_bytes", limit/4*3)
 	}
 	if cfg.AutoInFlightBytes {
-		if b := int64(limit / 8); b < cfg.Wire.MaxInFlightBytes {
+		b := int64(limit / 8)
+		if !cfg.AutoMaxRequestBytes {
+			// A request size set by hand keeps a budget that admits it.
+			b = max(b, wire.MinInFlightBytesFor(cfg.Wire.MaxRequestBytes))
+		}
+		if b < cfg.Wire.MaxInFlightBytes {
 			cfg.Wire.MaxInFlightBytes = b
 		}
 		attrs = append(attrs, "queued_max_request_bytes", cfg.Wire.MaxInFlightBytes)
