@@ -120,8 +120,52 @@ func (s *walStore) StoreLog(log *raft.Log) error {
 	return s.StoreLogs([]*raft.Log{log})
 }
 
+// walBatchBytes bounds one raft-wal write. raft-wal keeps its write buffer
+// at the size of the largest write it made (rounded up to a power of two)
+// for good, and raft hands a follower catching up 64 entries of up to 4
+// MiB (a single batch up to 32 MiB) at once: a 256 MiB buffer that no
+// budget counted.
+const walBatchBytes = 16 << 20
+
+// StoreLogs writes logs in writes of at most walBatchBytes. It is all or
+// nothing, as raft expects: if a later write fails, the earlier ones are
+// deleted again; and entries a failed call left behind (the delete failed
+// too) are replaced by the next call, which starts at or before them.
 func (s *walStore) StoreLogs(logs []*raft.Log) error {
-	return s.write(func(w *wal.WAL) error { return w.StoreLogs(logs) })
+	if len(logs) == 0 {
+		return nil
+	}
+	first := logs[0].Index
+	if err := s.write(func(w *wal.WAL) error {
+		last, err := w.LastIndex()
+		if err == nil && last >= first && first > 0 {
+			// Left by a call that failed midway: raft does not count them.
+			err = w.DeleteRange(first, last)
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	for start := 0; start < len(logs); {
+		end, size := start+1, len(logs[start].Data)
+		for end < len(logs) && size+len(logs[end].Data) <= walBatchBytes {
+			size += len(logs[end].Data)
+			end++
+		}
+		chunk := logs[start:end]
+		if err := s.write(func(w *wal.WAL) error { return w.StoreLogs(chunk) }); err != nil {
+			if start > 0 {
+				if derr := s.write(func(w *wal.WAL) error { return w.DeleteRange(first, chunk[0].Index-1) }); derr != nil {
+					// raft hears of a failure but the log holds a prefix
+					// of the entries: the outcome is not known.
+					return fmt.Errorf("raft log: a write failed after %d of %d entries were stored, and deleting them failed too (%v): %w", start, len(logs), derr, err)
+				}
+			}
+			return err
+		}
+		start = end
+	}
+	return nil
 }
 
 // write runs a write on raft-wal. raft-wal creates segment files as it
