@@ -397,18 +397,7 @@ func (f *overloadFault) report(t *testing.T, c *procCluster) {
 // for experiments): no OOM kill, no produce fails, Metadata is answered
 // within a second throughout.
 func TestOverloadCgroup(t *testing.T) {
-	if testing.Short() {
-		t.Skip("overload test")
-	}
-	if os.Getenv("E2E_OVERLOAD") == "" {
-		// A known finding, not yet fixed: with its defaults the broker is
-		// OOM-killed within seconds (raft-wal's commit buffer grows to a
-		// whole AppendEntries batch, up to 64 entries of 4 MiB, outside
-		// queued.max.request.bytes; no GOMEMLIMIT). It passes with
-		// E2E_OVERLOAD_GOMEMLIMIT=400MiB and
-		// E2E_OVERLOAD_OVERRIDES=queued.max.request.bytes=33554432.
-		t.Skip("known OOM kill under overload; E2E_OVERLOAD=1 runs it")
-	}
+	matrixTest(t, true)
 	dur := 60 * time.Second
 	if s, err := strconv.Atoi(os.Getenv("E2E_OVERLOAD_SECONDS")); err == nil && s > 0 {
 		dur = time.Duration(s) * time.Second
