@@ -304,6 +304,19 @@ func (f *faultCorrupt) heal(t *testing.T, c *procCluster) {
 		}
 		bp.start()
 		t.Logf("%s: node %d wiped and started again", f.name(), f.victim+1)
+		if f.target == "segment" {
+			// Rebuilt from its peers before the next round may pick it:
+			// until then it has no segment to damage.
+			waitFor(t, 60*time.Second, "the wiped node's segments rebuilt", func() (bool, string) {
+				files, _ := filepath.Glob(filepath.Join(bp.dataDir, "[^.]*", "*.log"))
+				for _, p := range files {
+					if st, err := os.Stat(p); err == nil && st.Size() > 0 {
+						return true, p
+					}
+				}
+				return false, fmt.Sprintf("%d empty segment files", len(files))
+			})
+		}
 	}
 	f.flips, f.truncated = nil, ""
 }
