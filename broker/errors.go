@@ -47,6 +47,8 @@ var codeTable = []struct {
 	{raftstore.ErrUnknownProducerID, kerr.UnknownProducerID},
 	{raftstore.ErrInvalidTxnState, kerr.InvalidTxnState},
 	{raftstore.ErrStorage, kerr.KafkaStorageError},
+	// Damaged data is never served; the node stops (raftstore/damage.go).
+	{log.ErrDamaged, kerr.KafkaStorageError},
 	{raftstore.ErrInvalidCommand, kerr.InvalidRequest},
 	{topic.ErrInvalidName, kerr.InvalidTopicException},
 	{topic.ErrInvalidConfig, kerr.InvalidConfig},

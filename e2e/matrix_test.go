@@ -16,11 +16,12 @@ import (
 // plain go test pass only.
 
 // ciFaults are the focused fault tests (faultRun) in the CI subset: one
-// network partition, and the start-up checks of damaged files.
+// network partition, and the checks of damaged files at start-up.
 var ciFaults = map[string]bool{
 	"net-isolate-leader-blackhole": true,
 	"corrupt-state-truncate":       true,
 	"corrupt-segment-truncate":     true,
+	"corrupt-segment-flip":         true,
 	"powercut-all":                 true,
 }
 

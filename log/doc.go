@@ -38,4 +38,13 @@
 // Flush fsyncs every dirty file and records the recovery point, the end offset
 // as of that flush. Open trusts segments below the recovery point and scans
 // (and if needed truncates) only what lies at or after it.
+//
+// Verification: what Open trusts is unverified until its CRCs are checked
+// (verify.go). No read serves unverified bytes: Read, ReadWith and ReadRange
+// CRC-check such a segment whole first, once per process (concurrent first
+// readers wait for one pass), and VerifyAll checks every segment in the
+// background, paced by its caller. A batch that fails is damage: the reads
+// that reach it return ErrDamaged, never its bytes, and the log's damage
+// handler (SetDamageHandler) hears of it once; the log itself knows nothing
+// of what the caller does about it. VerifyStats counts the work.
 package log

@@ -32,6 +32,13 @@ var (
 
 	// ErrClosed reports use of a closed log.
 	ErrClosed = errors.New("log closed")
+
+	// ErrDamaged reports bytes of a segment that changed after they were
+	// written and flushed: a batch below the recovery point whose CRC or
+	// framing fails when it is verified (verify.go). Such a batch is never
+	// served; the error names the partition directory, the segment, the
+	// position and the offset. Kafka error KAFKA_STORAGE_ERROR.
+	ErrDamaged = errors.New("damaged partition data")
 )
 
 // ErrSyncFailed marks a failed fsync of a log's files. It is final for the

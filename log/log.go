@@ -46,6 +46,13 @@ type Log struct {
 	start atomic.Int64
 	end   atomic.Int64 // published after the batches below it are written
 
+	// Verification (verify.go). rewrites counts the truncations that
+	// may rewrite bytes a verification is reading; it is raised before
+	// any byte changes.
+	onDamage atomic.Pointer[func(error)]
+	rewrites atomic.Uint64
+	verified verifyCounters
+
 	notifyCh     atomic.Pointer[chan struct{}]
 	notifyWanted atomic.Bool
 }

@@ -1,6 +1,7 @@
 package log
 
 import (
+	"context"
 	"fmt"
 )
 
@@ -20,32 +21,55 @@ func (l *Log) Read(offset int64, maxBytes int32) ([]byte, error) {
 // reused from an earlier read, so that the read neither allocates nor
 // zeroes it. A nil alloc, or one that returns too small a buffer, means a
 // fresh one. The returned bytes are a prefix of that buffer.
+//
+// A read never serves unverified bytes: it verifies such a segment first
+// (see verify.go), and returns ErrDamaged if the segment is damaged.
 func (l *Log) ReadWith(offset int64, maxBytes int32, alloc func(n int) []byte) ([]byte, error) {
+	for {
+		b, unverified, err := l.readWith(offset, maxBytes, alloc)
+		if len(unverified) == 0 {
+			return b, err
+		}
+		for _, s := range unverified {
+			if err := l.verify(context.Background(), s, nil); err != nil {
+				return nil, fmt.Errorf("read offset %d: %w", offset, err)
+			}
+		}
+	}
+}
+
+// readWith is ReadWith, or the unverified segments it would read from:
+// the one holding offset if it is, else the later ones the read reaches;
+// it reads nothing then.
+func (l *Log) readWith(offset int64, maxBytes int32, alloc func(n int) []byte) ([]byte, []*segment, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
-		return nil, ErrClosed
+		return nil, nil, ErrClosed
 	}
 	// Load end before any segment size: sizes are published first, so
 	// every batch below end lies within the sizes read after it.
 	end, start := l.end.Load(), l.start.Load()
 	if offset < start || offset > end {
-		return nil, fmt.Errorf("%w: offset %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, start, end)
+		return nil, nil, fmt.Errorf("%w: offset %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, start, end)
 	}
 	if offset == end {
-		return nil, nil
+		return nil, nil, nil
 	}
 	i := l.segmentFor(offset)
 	seg := l.segs[i]
+	if seg.unverified(offset) {
+		return nil, []*segment{seg}, nil
+	}
 	if err := l.cache.acquire(seg); err != nil {
-		return nil, fmt.Errorf("read offset %d: %w", offset, err)
+		return nil, nil, fmt.Errorf("read offset %d: %w", offset, err)
 	}
 	defer l.cache.release(seg)
 	hr := newHeaderReader(seg)
 	defer hr.release()
 	pos, firstSize, err := hr.findBatch(offset, seg.size.Load())
 	if err != nil {
-		return nil, fmt.Errorf("read offset %d: %w", offset, err)
+		return nil, nil, fmt.Errorf("read offset %d: %w", offset, err)
 	}
 
 	// Size the buffer from what the segments hold past pos, then cut it
@@ -55,6 +79,9 @@ func (l *Log) ReadWith(offset int64, maxBytes int32, alloc func(n int) []byte) (
 		avail += s.size.Load()
 	}
 	n := max(min(int64(maxBytes), avail), firstSize)
+	if later := l.unverifiedFrom(i+1, n-(seg.size.Load()-pos)); len(later) > 0 {
+		return nil, later, nil
+	}
 	buf := allocRead(alloc, n)
 	// The header walk's window often holds the data already (reads at the
 	// tail always do); take it from there and read only the rest.
@@ -62,11 +89,24 @@ func (l *Log) ReadWith(offset int64, maxBytes int32, alloc func(n int) []byte) (
 	for s, at := i, pos+filled; filled < n && s < len(l.segs); s, at = s+1, 0 {
 		want := min(n-filled, l.segs[s].size.Load()-at)
 		if err := l.readAt(l.segs[s], buf[filled:filled+want], at, s == i); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		filled += want
 	}
-	return buf[:wholeBatches(buf[:filled], end)], nil
+	return buf[:wholeBatches(buf[:filled], end)], nil, nil
+}
+
+// unverifiedFrom returns the unverified segments among those from index
+// i on that a read of n more bytes reaches. Callers hold mu.
+func (l *Log) unverifiedFrom(i int, n int64) []*segment {
+	var out []*segment
+	for ; n > 0 && i < len(l.segs); i++ {
+		if s := l.segs[i]; s.unverified(s.base) {
+			out = append(out, s)
+		}
+		n -= l.segs[i].size.Load()
+	}
+	return out
 }
 
 // readAt fills buf from seg's log at pos, holding the segment's files for

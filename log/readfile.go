@@ -1,6 +1,7 @@
 package log
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -38,25 +39,45 @@ func (r *FileRange) Close() error { return r.File.Close() }
 // reports a read that stopped at the end of its segment while maxBytes
 // allowed more and a later segment holds batches below end. When no
 // descriptor can be had (the process is out of them), it reads instead.
+//
+// As ReadWith, it never serves unverified bytes (see verify.go).
 func (l *Log) ReadRange(offset int64, maxBytes int32, end int64, minFile int, alloc func(n int) []byte) (data []byte, fr *FileRange, more bool, err error) {
+	for {
+		var unverified *segment
+		data, fr, more, unverified, err = l.readRange(offset, maxBytes, end, minFile, alloc)
+		if unverified == nil {
+			return data, fr, more, err
+		}
+		if err := l.verify(context.Background(), unverified, nil); err != nil {
+			return nil, nil, false, fmt.Errorf("read offset %d: %w", offset, err)
+		}
+	}
+}
+
+// readRange is ReadRange, or the segment holding offset if that is
+// unverified; it reads nothing then.
+func (l *Log) readRange(offset int64, maxBytes int32, end int64, minFile int, alloc func(n int) []byte) (data []byte, fr *FileRange, more bool, unverified *segment, err error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
-		return nil, nil, false, ErrClosed
+		return nil, nil, false, nil, ErrClosed
 	}
 	// end before the size, as in ReadWith.
 	logEnd, start := l.end.Load(), l.start.Load()
 	if offset < start || offset > logEnd {
-		return nil, nil, false, fmt.Errorf("%w: offset %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, start, logEnd)
+		return nil, nil, false, nil, fmt.Errorf("%w: offset %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, start, logEnd)
 	}
 	end = min(end, logEnd)
 	if offset >= end {
-		return nil, nil, false, nil
+		return nil, nil, false, nil, nil
 	}
 	si := l.segmentFor(offset)
 	seg := l.segs[si]
+	if seg.unverified(offset) {
+		return nil, nil, false, seg, nil
+	}
 	if err := l.cache.acquire(seg); err != nil {
-		return nil, nil, false, fmt.Errorf("read offset %d: %w", offset, err)
+		return nil, nil, false, nil, fmt.Errorf("read offset %d: %w", offset, err)
 	}
 	defer l.cache.release(seg)
 	segSize := seg.size.Load()
@@ -64,16 +85,16 @@ func (l *Log) ReadRange(offset int64, maxBytes int32, end int64, minFile int, al
 	defer hr.release()
 	pos, firstSize, err := hr.findBatch(offset, segSize)
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("read offset %d: %w", offset, err)
+		return nil, nil, false, nil, fmt.Errorf("read offset %d: %w", offset, err)
 	}
 	first, _, err := hr.header(pos, segSize) // in the window: findBatch read it
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("read offset %d: %w", offset, err)
+		return nil, nil, false, nil, fmt.Errorf("read offset %d: %w", offset, err)
 	}
 	limit := min(segSize, pos+max(int64(maxBytes), firstSize))
 	cut, err := hr.cutBefore(pos+firstSize, batchNext(first), limit, end)
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("read offset %d: %w", offset, err)
+		return nil, nil, false, nil, fmt.Errorf("read offset %d: %w", offset, err)
 	}
 	n := cut - pos
 	more = cut == segSize && cut-pos < int64(maxBytes) && si+1 < len(l.segs) && l.segs[si+1].base < end
@@ -88,12 +109,12 @@ func (l *Log) ReadRange(offset int64, maxBytes int32, end int64, minFile int, al
 		buf := allocRead(alloc, n)
 		if filled := hr.cached(buf, pos); filled < len(buf) {
 			if _, err := seg.log.ReadAt(buf[filled:], pos+int64(filled)); err != nil {
-				return nil, nil, false, fmt.Errorf("read %s at %d: %w", seg.path, pos+int64(filled), err)
+				return nil, nil, false, nil, fmt.Errorf("read %s at %d: %w", seg.path, pos+int64(filled), err)
 			}
 		}
-		return buf, nil, more, nil
+		return buf, nil, more, nil, nil
 	}
-	return nil, &FileRange{File: f, Off: pos, Len: int(n)}, more, nil
+	return nil, &FileRange{File: f, Off: pos, Len: int(n)}, more, nil, nil
 }
 
 // cutBefore returns the end of the last whole batch, walking from the

@@ -13,11 +13,13 @@ import (
 //
 //   - segments wholly below the recovery point (the end offset as of the
 //     last Flush) are trusted; their indexes get a cheap sanity check and
-//     are rebuilt if it fails or if they are missing;
+//     are rebuilt if it fails or if they are missing; their batches are
+//     unverified: reads and VerifyAll check their CRCs later (verify.go);
 //   - the segment holding the recovery point and every later one are
 //     scanned batch by batch (framing, contiguous offsets, and CRCs from
-//     the recovery point on) and their indexes rebuilt; the first bad batch
-//     and everything after it is truncated, with a warning;
+//     the recovery point on; the batches below it are unverified) and
+//     their indexes rebuilt; the first bad batch and everything after it
+//     is truncated, with a warning;
 //   - segments wholly below the log start offset, leftover temporary files
 //     and index files without a segment are deleted.
 //
@@ -95,9 +97,12 @@ func (l *Log) recover() error {
 			if ok, err = l.trustSealed(seg, st.Size(), bases[i+1], indexesOK); err == nil && !ok {
 				l.logger.Warn("rebuilding index of segment", "segment", seg.path)
 				bad, err = l.rebuild(seg, st.Size(), seg.base)
+			} else if ok {
+				seg.unverifiedEnd.Store(math.MaxInt64) // trusted unread
 			}
 		case base <= rp:
 			bad, err = l.recoverFrom(seg, st.Size(), rp, indexesOK)
+			seg.unverifiedEnd.Store(rp) // CRCs checked from rp on
 		default:
 			bad, err = l.rebuild(seg, st.Size(), seg.base)
 		}

@@ -98,61 +98,96 @@ func (s *segment) checkBatchAt(pos, want, fileSize int64) error {
 // scan reads batches from pos, whose base offset must be expect, to
 // fileSize, and tracks each valid one.
 func (s *segment) scan(pos, expect, fileSize, verifyFrom int64, interval int32) (*corruption, error) {
-	br := bufio.NewReaderSize(io.NewSectionReader(s.log, pos, fileSize-pos), scanBufSize)
-	var hdr [BatchHeaderSize]byte
+	sc := newBatchScanner(s, pos, expect, fileSize)
 	var bad string
-	for pos < fileSize && bad == "" {
-		if fileSize-pos < BatchHeaderSize {
-			bad = fmt.Sprintf("torn batch header (%d bytes)", fileSize-pos)
-			break
-		}
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			return nil, fmt.Errorf("read segment %s: %w", s.path, err)
-		}
-		size := batchSize(hdr[:])
-		h, _ := ParseBatchHeader(hdr[:])
-		switch {
-		case h.Length < minBatchLength:
-			bad = fmt.Sprintf("batch length %d", h.Length)
-		case pos+size > fileSize:
-			bad = fmt.Sprintf("torn batch: %d bytes, %d remain", size, fileSize-pos)
-		case h.Magic != 2:
-			bad = fmt.Sprintf("magic %d", h.Magic)
-		case h.LastOffsetDelta < 0:
-			bad = fmt.Sprintf("last offset delta %d", h.LastOffsetDelta)
-		case h.BaseOffset != expect:
-			bad = fmt.Sprintf("base offset %d, expected %d", h.BaseOffset, expect)
-		case !s.fits(h.NextOffset()):
-			bad = fmt.Sprintf("offset %d does not fit a segment based at %d", h.NextOffset(), s.base)
-		}
-		if bad != "" {
-			break
-		}
-		body := size - BatchHeaderSize
-		if h.BaseOffset >= verifyFrom {
-			crc, err := crcOf(br, crc32.Update(0, castagnoli, hdr[offAttributes:]), body)
-			if err != nil {
-				return nil, fmt.Errorf("read segment %s: %w", s.path, err)
-			}
-			if crc != h.CRC {
-				bad = fmt.Sprintf("crc %08x, header says %08x", crc, h.CRC)
-				break
-			}
-		} else if _, err := br.Discard(int(body)); err != nil {
-			return nil, fmt.Errorf("read segment %s: %w", s.path, err)
-		}
-		if err := s.track(s.rel(h.BaseOffset), pos, size, h.MaxTimestamp, interval); err != nil {
+	for sc.pos < fileSize {
+		at := sc.pos
+		h, why, err := sc.next(func(h BatchHeader) bool { return h.BaseOffset >= verifyFrom })
+		if err != nil {
 			return nil, err
 		}
-		pos += size
-		expect = h.NextOffset()
+		if bad = why; bad != "" {
+			break
+		}
+		if err := s.track(s.rel(h.BaseOffset), at, h.Size(), h.MaxTimestamp, interval); err != nil {
+			return nil, err
+		}
 	}
-	s.size.Store(pos)
-	s.next.Store(expect)
+	s.size.Store(sc.pos)
+	s.next.Store(sc.expect)
 	if bad != "" {
-		return &corruption{pos: pos, next: expect, reason: bad}, nil
+		return &corruption{pos: sc.pos, next: sc.expect, reason: bad}, nil
 	}
 	return nil, nil
+}
+
+// batchScanner reads a segment's batches in order through a buffered
+// reader, checking the framing of each against where it should start and
+// its CRC when asked. Recovery (scan) and verification (verify.go) share it.
+type batchScanner struct {
+	s      *segment
+	br     *bufio.Reader
+	hdr    [BatchHeaderSize]byte
+	pos    int64 // where the next batch starts
+	expect int64 // the next batch's base offset
+	limit  int64 // the scanned bytes end here
+}
+
+func newBatchScanner(s *segment, pos, expect, limit int64) *batchScanner {
+	return &batchScanner{
+		s:      s,
+		br:     bufio.NewReaderSize(io.NewSectionReader(s.log, pos, limit-pos), int(min(scanBufSize, max(limit-pos, 0)))),
+		pos:    pos,
+		expect: expect,
+		limit:  limit,
+	}
+}
+
+// next reads the batch at pos and checks it: its framing, and its CRC
+// (CRC-32C from the attributes to the batch's end) if checkCRC says so.
+// bad, if not empty, says why the batch is not valid, and the scanner does
+// not move; else pos and expect move past the batch. err is a read error.
+func (b *batchScanner) next(checkCRC func(BatchHeader) bool) (h BatchHeader, bad string, err error) {
+	if b.limit-b.pos < BatchHeaderSize {
+		return h, fmt.Sprintf("torn batch header (%d bytes)", b.limit-b.pos), nil
+	}
+	if _, err := io.ReadFull(b.br, b.hdr[:]); err != nil {
+		return h, "", fmt.Errorf("read segment %s: %w", b.s.path, err)
+	}
+	size := batchSize(b.hdr[:])
+	h, _ = ParseBatchHeader(b.hdr[:])
+	switch {
+	case h.Length < minBatchLength:
+		bad = fmt.Sprintf("batch length %d", h.Length)
+	case b.pos+size > b.limit:
+		bad = fmt.Sprintf("torn batch: %d bytes, %d remain", size, b.limit-b.pos)
+	case h.Magic != 2:
+		bad = fmt.Sprintf("magic %d", h.Magic)
+	case h.LastOffsetDelta < 0:
+		bad = fmt.Sprintf("last offset delta %d", h.LastOffsetDelta)
+	case h.BaseOffset != b.expect:
+		bad = fmt.Sprintf("base offset %d, expected %d", h.BaseOffset, b.expect)
+	case !b.s.fits(h.NextOffset()):
+		bad = fmt.Sprintf("offset %d does not fit a segment based at %d", h.NextOffset(), b.s.base)
+	}
+	if bad != "" {
+		return h, bad, nil
+	}
+	body := size - BatchHeaderSize
+	if checkCRC(h) {
+		crc, err := crcOf(b.br, crc32.Update(0, castagnoli, b.hdr[offAttributes:]), body)
+		if err != nil {
+			return h, "", fmt.Errorf("read segment %s: %w", b.s.path, err)
+		}
+		if crc != h.CRC {
+			return h, fmt.Sprintf("crc %08x, header says %08x", crc, h.CRC), nil
+		}
+	} else if _, err := b.br.Discard(int(body)); err != nil {
+		return h, "", fmt.Errorf("read segment %s: %w", b.s.path, err)
+	}
+	b.pos += size
+	b.expect = h.NextOffset()
+	return h, "", nil
 }
 
 // crcOf continues crc over the next n bytes of br without copying them.

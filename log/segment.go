@@ -48,6 +48,14 @@ type segment struct {
 	writtenBack     int64 // bytes whose writeback was started (startWriteback)
 	held            bool  // the writer holds a reference (active, or dirty)
 
+	// Verification (verify.go): the batches whose base offset is below
+	// unverifiedEnd were neither written by this process nor CRC-checked
+	// since Open; s.base or less means none. It only goes down.
+	unverifiedEnd atomic.Int64
+	verifyMu      sync.Mutex   // one verification of the segment at a time
+	verifyWaiters atomic.Int32 // reads waiting for a verification
+	damage        error        // what verification found (verifyMu)
+
 	// Open-file state, guarded by the cache's mu.
 	refs             int  // holders of the open files
 	gone             bool // removed, or its log closed: never opened again
@@ -77,6 +85,7 @@ func newSegment(dir string, base int64) *segment {
 	s := &segment{base: base, dir: dir, path: segmentPath(dir, base, logSuffix), created: -1}
 	s.next.Store(base)
 	s.maxTs.Store(-1)
+	s.unverifiedEnd.Store(base)
 	return s
 }
 

@@ -30,6 +30,7 @@ func (l *Log) Truncate(endOffset int64) error {
 		return fmt.Errorf("truncate: %w: %d", ErrOffsetOutOfRange, endOffset)
 	}
 	l.truncations++
+	l.rewrites.Add(1) // before any byte changes (verify.go)
 	if endOffset < l.start.Load() {
 		return l.truncateFully(endOffset)
 	}
@@ -54,6 +55,7 @@ func (l *Log) Truncate(endOffset int64) error {
 		}
 	}
 	l.mu.Lock()
+	seg.rewritten(endOffset)
 	err = seg.truncateAt(pos, endOffset)
 	if err == nil {
 		_, err = seg.restore(pos, math.MaxInt64, l.cfg.IndexIntervalBytes)

@@ -84,7 +84,11 @@ type Config struct {
 	// TrailingBytes bounds the trailing entries by their record bytes as
 	// well: with large entries, fewer than TrailingLogs are kept.
 	TrailingBytes int64
-	Logger        *slog.Logger
+	// VerifyBytesPerSec paces the background verification of the data
+	// the partition logs trusted at start (verify.go): 0 means
+	// DefaultVerifyBytesPerSec, a negative rate no pacing.
+	VerifyBytesPerSec int64
+	Logger            *slog.Logger
 }
 
 func (c *Config) setDefaults() {

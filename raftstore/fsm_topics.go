@@ -34,6 +34,7 @@ func (f *fsm) openPartition(name string, idx int32, overrides map[string]string)
 	if err != nil {
 		return nil, fmt.Errorf("%w: open partition %s-%d: %w", ErrStorage, name, idx, err)
 	}
+	l.SetDamageHandler(f.onDamage)
 	return &partition{topic: name, index: idx, log: l}, nil
 }
 

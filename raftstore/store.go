@@ -43,6 +43,10 @@ type Store struct {
 	readyTerm atomic.Uint64
 	// snapNow asks the background loop for a snapshot at once.
 	snapNow chan struct{}
+	// verified is set, and verifiedCh closed, once background
+	// verification has checked every partition log (verify.go).
+	verified   atomic.Bool
+	verifiedCh chan struct{}
 	// contacts tracks peers whose heartbeats fail (isr.go).
 	contacts contactTracker
 	closer   []io.Closer
@@ -67,6 +71,10 @@ func Open(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.lock = lock
+	if err := checkDamageMarker(cfg.DataDir); err != nil {
+		lock.Close()
+		return nil, err
+	}
 	f, err := openFSM(cfg.DataDir, s.logger)
 	if err != nil {
 		lock.Close()
@@ -79,6 +87,7 @@ func Open(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.contacts.failing = map[int32]time.Time{}
+	s.startVerify()
 	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
