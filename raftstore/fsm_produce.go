@@ -70,11 +70,25 @@ func (f *fsm) produceOne(b *ProduceBatch, now int64, term int32) ProduceResult {
 	// raft's LogCache would break that and needs a copy here.
 	data := b.Data
 	log.SetLeaderEpoch(data, term)
+	// A transaction's first batch on a partition is recorded open before
+	// Append publishes it: a read_committed fetch that reads the new end
+	// offset must also find the transaction open, or its last stable
+	// offset would pass records that may yet abort. The FSM is the only
+	// writer, so the end offset now is the batch's base offset.
+	openedHere := prod != nil && h.Transactional() && f.noteTxnWrite(p, prod.ID, p.log.EndOffset())
 	var base int64
 	err = f.whileNoSpace("append to "+key, func() (err error) {
 		base, err = p.log.Append(data, now)
 		return err
 	})
+	if err != nil && openedHere {
+		f.txnMu.Lock()
+		delete(p.open, prod.ID)
+		f.txnMu.Unlock()
+	}
+	if testAfterAppend != nil && err == nil {
+		testAfterAppend(p)
+	}
 	switch {
 	case errors.Is(err, log.ErrCorruptBatch):
 		// Decided by the bytes alone: every replica refuses it alike.
@@ -92,15 +106,16 @@ func (f *fsm) produceOne(b *ProduceBatch, now int64, term int32) ProduceResult {
 		prod.LastTimestamp = now
 		f.txnMu.Unlock()
 		f.dirty.producers[prod.ID] = true
-		if h.Transactional() {
-			f.noteTxnWrite(p, prod.ID, base)
-		}
 	}
 	f.dirty.parts[key] = p
 	f.bytesSinceCheckpoint += int64(len(data))
 	f.appliedBytes.Add(int64(len(data)))
 	return ProduceResult{BaseOffset: base, LogStartOffset: p.log.StartOffset()}
 }
+
+// testAfterAppend, set by tests, runs right after a produced batch is
+// appended (and published to readers).
+var testAfterAppend func(p *partition)
 
 // partition looks a partition up; nil if the topic or partition is unknown.
 func (f *fsm) partition(name string, idx int32) *partition {

@@ -259,8 +259,9 @@ func (f *fsm) finishTxn(t *TxnState, commit bool, now int64, term int32) {
 	f.dirty.txns[t.ID] = true
 }
 
-// noteTxnWrite records that a transactional batch landed at base.
-func (f *fsm) noteTxnWrite(p *partition, pid, base int64) {
+// noteTxnWrite records that pid's transaction has a batch at base on p,
+// unless it is open there already; added says whether it opened it.
+func (f *fsm) noteTxnWrite(p *partition, pid, base int64) (added bool) {
 	f.txnMu.Lock()
 	defer f.txnMu.Unlock()
 	if _, ok := p.open[pid]; !ok {
@@ -268,7 +269,9 @@ func (f *fsm) noteTxnWrite(p *partition, pid, base int64) {
 			p.open = map[int64]int64{}
 		}
 		p.open[pid] = base
+		return true
 	}
+	return false
 }
 
 // checkTxnProduce decides whether a transactional batch may be written.

@@ -151,3 +151,37 @@ func TestTransactionTimeout(t *testing.T) {
 		t.Fatalf("EndTxn of the timed-out producer: %v", err)
 	}
 }
+
+// TestOpenBeforePublished: a transaction's first batch on a partition is
+// recorded open before Append publishes it. It was recorded after: a
+// read_committed fetch woken by the append read the new end offset and no
+// open transaction, so its last stable offset passed records that later
+// aborted (the fault harness saw a read_committed reader return a value of
+// an aborted transaction).
+func TestOpenBeforePublished(t *testing.T) {
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.CreateTopic(ctx, "t", [16]byte{7}, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UnixMilli()
+	ip, err := s.InitTxnProducer(ctx, now, "tx", 60000, -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddPartitionsToTxn(ctx, now, "tx", ip.ProducerID, ip.ProducerEpoch, []TopicPartition{{"t", 0}}); err != nil {
+		t.Fatal(err)
+	}
+	var lso, end int64 = -2, -2
+	testAfterAppend = func(p *partition) {
+		end, lso = p.log.EndOffset(), s.LastStableOffset("t", 0)
+	}
+	defer func() { testAfterAppend = nil }()
+	if r := produce(t, s, "t", 0, batchtest.Options{ProducerID: ip.ProducerID, ProducerEpoch: ip.ProducerEpoch, Transactional: true}, "a", "b"); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if end != 2 || lso != 0 {
+		t.Fatalf("right after the transactional batch was published: end %d, last stable offset %d; want 2 and 0", end, lso)
+	}
+}
