@@ -142,13 +142,7 @@ func runPowercut(t *testing.T, f *powercutFault, rounds int, strict bool) {
 	})
 	lp.stop(t)
 	checkHealed(t, c, lp, topic, strict)
-	waitFor(t, 60*time.Second, "every replica's segments to match", func() (bool, string) {
-		var sums []string
-		for _, bp := range c.nodes {
-			sums = append(sums, fmt.Sprint(segmentSums(t, bp.dataDir)))
-		}
-		return sums[0] != "map[]" && sums[0] == sums[1] && sums[1] == sums[2], fmt.Sprintf("%d, %d, %d bytes of sums", len(sums[0]), len(sums[1]), len(sums[2]))
-	})
+	faultConverge(t, c, 60*time.Second)
 }
 
 // TestFaultPowerCutFollower: cut a follower's power twice under load:
