@@ -58,7 +58,10 @@ func init() {
 	extraScenarios = append(extraScenarios,
 		scenario{
 			name: "partition-leader", faults: pick("net-isolate-leader-blackhole", "net-isolate-leader-refuse"),
-			duration: 30 * time.Second, fullDuration: 4 * time.Minute, subset: true,
+			duration: 45 * time.Second, fullDuration: 4 * time.Minute, subset: true,
+			// Room between partitions for the copiers' transactions: each
+			// partition costs a client seconds of timeouts and an election.
+			quiet: [2]time.Duration{5 * time.Second, 8 * time.Second}, hold: [2]time.Duration{2 * time.Second, 4 * time.Second},
 			checks: "the leader cut off from both followers (packets dropped, or connections refused) and healed: a new leader takes over, nothing acknowledged is lost, transactions commit or abort whole, offsets never go back",
 		},
 		scenario{

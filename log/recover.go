@@ -114,6 +114,15 @@ func (l *Log) recover() error {
 			bad = &corruption{pos: seg.size.Load(), next: seg.next.Load(),
 				reason: fmt.Sprintf("next segment starts at %d", bases[i+1])}
 		}
+		if bad != nil && bad.next < rp {
+			// Below the recovery point every byte was fsynced and
+			// trusted: it does not read back. Truncating would delete
+			// flushed data (and every later segment) on this replica
+			// only.
+			return fmt.Errorf("%w: segment %s at position %d (offset %d): %s; it is below the recovery point %d, so this is flushed data that does not read back: "+
+				"move this node's data directory aside and restart it, and it is rebuilt from its peers (a single node: restore it from a backup)",
+				ErrDamaged, seg.path, bad.pos, bad.next, bad.reason, rp)
+		}
 		if bad != nil {
 			l.logger.Warn("truncating corrupt log tail", "segment", seg.path, "position", bad.pos,
 				"offset", bad.next, "reason", bad.reason, "later_segments_deleted", len(bases)-i-1)

@@ -3,8 +3,10 @@ package log
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -183,20 +185,6 @@ func TestRecovery(t *testing.T) {
 		{"offset index emptied", func(t *testing.T, dir string, b []stored, s []SegmentInfo, rp int64) []stored {
 			os.Truncate(segmentPath(dir, s[0].BaseOffset, indexSuffix), 0)
 			return b
-		}},
-		{"flushed sealed segment cut short", func(t *testing.T, dir string, b []stored, s []SegmentInfo, rp int64) []stored {
-			// Not a crash a flushed log can suffer, but Open must notice the
-			// segment no longer reaches the next one rather than serve holes.
-			var inFirst []stored
-			for _, x := range b {
-				if x.base < s[0].NextOffset {
-					inFirst = append(inFirst, x)
-				}
-			}
-			v := inFirst[len(inFirst)-1]
-			_, pos := position(b, s, v)
-			os.Truncate(s[0].Path, pos+5)
-			return before(b, v.base)
 		}},
 		{"corrupt checkpoint", func(t *testing.T, dir string, b []stored, s []SegmentInfo, rp int64) []stored {
 			os.WriteFile(filepath.Join(dir, checkpointName), []byte("nonsense"), 0o644)
@@ -383,6 +371,35 @@ func TestParseSegmentName(t *testing.T) {
 		base, suffix, ok := parseSegmentName(tt.name)
 		if base != tt.base || suffix != tt.suffix || ok != tt.ok {
 			t.Errorf("parseSegmentName(%q) = %d, %q, %v", tt.name, base, suffix, ok)
+		}
+	}
+}
+
+// TestFlushedDamageRefused: a flushed segment that no longer reads back
+// (cut short here, as a failing disk can leave it) is below the recovery
+// point: Open refuses it with ErrDamaged, naming the segment, rather than
+// truncating there, which deleted every later segment (flushed data on
+// this replica only).
+func TestFlushedDamageRefused(t *testing.T) {
+	dir, batches, segs, _ := crashedLog(t, 30)
+	var inFirst []stored
+	for _, x := range batches {
+		if x.base < segs[0].NextOffset {
+			inFirst = append(inFirst, x)
+		}
+	}
+	v := inFirst[len(inFirst)-1]
+	_, pos := position(batches, segs, v)
+	if err := os.Truncate(segs[0].Path, pos+5); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(dir, smallConfig(), quiet)
+	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), filepath.Base(segs[0].Path)) {
+		t.Fatalf("Open of a flushed segment cut short: %v, want ErrDamaged naming it", err)
+	}
+	for _, s := range segs[1:] {
+		if _, err := os.Stat(s.Path); err != nil {
+			t.Fatalf("a later segment was deleted: %v", err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/brokerd/brokerd/log"
+	"github.com/brokerd/brokerd/topic"
 )
 
 // snapshotStore is raft's SnapshotStore for brokerd: raft's file store
@@ -29,6 +31,9 @@ type snapshotStore struct {
 	// stale asks for a new snapshot when the newest one names segment
 	// files that retention, DeleteRecords or a topic deletion removed.
 	stale func()
+	// verify checks the segments of a partition directory before they
+	// are sent (Store.verifyForShipping); nil: not checked.
+	verify func(partitionDir string) error
 }
 
 // stagingPrefix names the directory a snapshot install's segment files are
@@ -90,7 +95,7 @@ func (s *snapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, erro
 	}
 	out := *meta
 	out.Size = size
-	return &out, &fileStreamReader{dataDir: s.dataDir, stale: s.stale, head: head, files: files, tail: append([]byte(nil), snapEnd...)}, nil
+	return &out, &fileStreamReader{dataDir: s.dataDir, stale: s.stale, verify: s.verify, head: head, files: files, tail: append([]byte(nil), snapEnd...)}, nil
 }
 
 // snapshotSink parses a snapshot stream as it is written. It stores the
@@ -492,3 +497,28 @@ func checkStaged(staging string, m *manifest) error {
 }
 
 var errNoStaging = errors.New("the snapshot's segment files did not arrive")
+
+// verifyForShipping checks every segment of the partition in dir that
+// this node has not checked since it started (log.Log.VerifyAll, unpaced),
+// before a snapshot sends its files: damage stops the transfer (and the
+// node, through the damage handler) rather than spread. A partition no
+// longer here is left to the transfer, which fails on its missing files.
+func (s *Store) verifyForShipping(dir string) error {
+	s.fsm.mu.RLock()
+	var l *log.Log
+	for name, ts := range s.fsm.topics {
+		for i, p := range ts.parts {
+			if topic.PartitionDir(name, int32(i)) == dir {
+				l = p.log
+			}
+		}
+	}
+	s.fsm.mu.RUnlock()
+	if l == nil {
+		return nil
+	}
+	if err := l.VerifyAll(context.Background(), nil); err != nil && !errors.Is(err, log.ErrClosed) {
+		return err
+	}
+	return nil
+}

@@ -160,9 +160,14 @@ type fileStreamReader struct {
 	// stale is called when a file the manifest names is gone: a newer
 	// snapshot is needed for the next attempt.
 	stale func()
-	head  []byte
-	files []snapFile
-	pins  string // pin directory, once pinned
+	// verify checks a partition directory's segments before any of its
+	// files is sent: a follower must never be rebuilt from bytes that do
+	// not read back. nil: not checked.
+	verify   func(partitionDir string) error
+	verified map[string]bool
+	head     []byte
+	files    []snapFile
+	pins     string // pin directory, once pinned
 	// unpinned: hard links failed (a filesystem without them); the live
 	// files are read instead, one at a time.
 	unpinned bool
@@ -284,6 +289,15 @@ func (r *fileStreamReader) nextFile() error {
 		return nil
 	}
 	f := r.files[r.i]
+	if dir, _, ok := strings.Cut(f.name, "/"); ok && r.verify != nil && !r.verified[dir] {
+		if err := r.verify(dir); err != nil {
+			return fmt.Errorf("snapshot segment %s not sent: %w", f.name, err)
+		}
+		if r.verified == nil {
+			r.verified = map[string]bool{}
+		}
+		r.verified[dir] = true
+	}
 	h := binary.BigEndian.AppendUint16(nil, uint16(len(f.name)))
 	h = append(h, f.name...)
 	if r.isRef(r.i) {

@@ -30,6 +30,8 @@ type Store struct {
 	wal *walStore
 	// props bounds the bytes proposed and not yet applied.
 	props *proposals
+	// snaps is raft\'s snapshot store.
+	snaps *snapshotStore
 	raft  *raft.Raft
 	trans *raft.NetworkTransport
 	// raftRef is raft for its own goroutines, which start before
@@ -240,7 +242,8 @@ func (s *Store) startRaft() error {
 	if err := s.held.clear(); err != nil {
 		return err
 	}
-	snaps := &snapshotStore{inner: fileSnaps, dataDir: cfg.DataDir, held: s.held, logger: s.logger, stale: s.requestSnapshot}
+	snaps := &snapshotStore{inner: fileSnaps, dataDir: cfg.DataDir, held: s.held, logger: s.logger, stale: s.requestSnapshot, verify: s.verifyForShipping}
+	s.snaps = snaps
 	adv, err := net.ResolveTCPAddr("tcp", cfg.RaftAdvertise)
 	if err != nil {
 		return fmt.Errorf("resolve raft address %q: %w", cfg.RaftAdvertise, err)

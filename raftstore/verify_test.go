@@ -3,6 +3,7 @@ package raftstore
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,4 +139,41 @@ func TestVerifyPacer(t *testing.T) {
 	if err := newVerifyPacer(-1).pace(context.Background(), 1<<40); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestSnapshotDoesNotShipDamage: a snapshot sends a partition's segment
+// files only once they are checked: a flushed segment with a flipped bit,
+// not yet reached by background verification, fails the transfer (and
+// stops the node) instead of being sent to a follower, which was then
+// rebuilt from it, and refused to start, again and again.
+func TestSnapshotDoesNotShipDamage(t *testing.T) {
+	dir := t.TempDir()
+	seg := storeWithData(t, dir)
+	b, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[log.BatchHeaderSize+3] ^= 0x08
+	if err := os.WriteFile(seg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := openTuned(t, dir, func(c *Config) { c.VerifyBytesPerSec = 1 }) // background checks crawl
+	defer s.Close()
+	if err := s.raft.Snapshot().Error(); err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	list, err := s.snaps.List()
+	if err != nil || len(list) == 0 {
+		t.Fatalf("list snapshots: %v", err)
+	}
+	_, rc, err := s.snaps.Open(list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	_, err = io.ReadAll(rc)
+	if !errors.Is(err, log.ErrDamaged) {
+		t.Fatalf("streaming a snapshot with a damaged segment: %v, want ErrDamaged", err)
+	}
+	waitFailed(t, s)
 }
