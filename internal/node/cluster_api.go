@@ -245,7 +245,7 @@ func (n *Node) registerSelf(ctx context.Context, self raftstore.BrokerInfo) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for i := 0; ; i++ {
-		if cur, ok := n.store.Registered(self.NodeID); !ok || cur != self {
+		if cur, ok := n.store.Registered(self.NodeID); !ok || !cur.Equal(self) {
 			if err := n.askRegistration(ctx, self); err != nil {
 				n.logger.Debug("registration with the leader", "err", err)
 			}
