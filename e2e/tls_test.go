@@ -248,3 +248,21 @@ func TestTLSNoSendfile(t *testing.T) {
 		t.Error("the plaintext consumer did not use sendfile: the test no longer shows that SSL avoids it")
 	}
 }
+
+// kgoTLS are franz-go options dialling with the fixture's CA (and client
+// certificate if withCert).
+func kgoTLS(f *tlsFixture, withCert bool) []kgo.Opt {
+	return []kgo.Opt{kgo.DialTLSConfig(f.clientTLS(withCert))}
+}
+
+// waitUntil polls cond until it holds or d passes.
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
