@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509/pkix"
 	"fmt"
+	"log/slog"
 	"net"
 	"runtime"
 	"strconv"
@@ -48,14 +49,14 @@ func (f *tlsFixture) clientTLS(withCert bool) *tls.Config {
 }
 
 // startTLSNode starts a node with a PLAINTEXT and an SSL listener.
-func startTLSNode(t *testing.T, f *tlsFixture, clientAuth string) *testNode {
-	return startNode(t, func(cfg *node.Config) {
+func startTLSNode(t *testing.T, f *tlsFixture, clientAuth string, tweak ...func(*node.Config)) *testNode {
+	return startNode(t, append([]func(*node.Config){func(cfg *node.Config) {
 		cfg.Listeners = []node.Listener{
 			{Name: "PLAINTEXT", Protocol: node.ProtocolPlaintext, Addr: "127.0.0.1:0"},
 			{Name: "SSL", Protocol: node.ProtocolSSL, Addr: "127.0.0.1:0"},
 		}
 		cfg.TLS = tlsconf.Config{KeystoreLocation: f.server.Keystore, TruststoreLocation: f.ca.CAFile, ClientAuth: clientAuth}
-	})
+	}}, tweak...)...)
 }
 
 // produceConsume produces n records over cl's connection settings and
@@ -112,7 +113,11 @@ func TestTLSProduceConsume(t *testing.T) {
 // certificate from the trust store is served.
 func TestTLSRequiredClientAuth(t *testing.T) {
 	f := newTLSFixture(t)
-	n := startTLSNode(t, f, tlsconf.ClientAuthRequired)
+	// The connection's principal shows in the debug log.
+	debugLogs := &logBuffer{}
+	n := startTLSNode(t, f, tlsconf.ClientAuthRequired, func(cfg *node.Config) {
+		cfg.Logger = slog.New(slog.NewTextHandler(debugLogs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
 	ssl := n.ListenerAddr("SSL")
 
 	anon := newKgo(t, ssl, kgo.DialTLSConfig(f.clientTLS(false)), kgo.RequestRetries(0))
@@ -130,6 +135,9 @@ func TestTLSRequiredClientAuth(t *testing.T) {
 		t.Fatal("a client certificate from an unknown CA was accepted")
 	}
 	produceConsume(t, ssl, "tls-required", 10, kgo.DialTLSConfig(f.clientTLS(true)))
+	if want := `principal="User:CN=alice,O=acme"`; !strings.Contains(debugLogs.String(), want) {
+		t.Errorf("no connection logged with %s", want)
+	}
 }
 
 // TestTLSMetadataPerListener: Metadata (and FindCoordinator) give an SSL

@@ -1,6 +1,10 @@
 package raftstore
 
-import "slices"
+import (
+	"net"
+	"slices"
+	"strconv"
+)
 
 // On returns b with Host and Port set to its listener's advertised
 // address, as Kafka answers a client with the endpoints of the listener it
@@ -24,4 +28,10 @@ func (b BrokerInfo) On(listener string) (BrokerInfo, bool) {
 func (b BrokerInfo) Equal(o BrokerInfo) bool {
 	return b.NodeID == o.NodeID && b.Host == o.Host && b.Port == o.Port && b.Rack == o.Rack &&
 		b.Admin == o.Admin && slices.Equal(b.Listeners, o.Listeners)
+}
+
+// String is the endpoint as advertised.listeners writes it,
+// NAME://host:port.
+func (e Endpoint) String() string {
+	return e.Listener + "://" + net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port)))
 }

@@ -194,10 +194,10 @@ func (c *Config) listeners(cfg *node.Config) error {
 		PrincipalRules:     c.String("ssl.principal.mapping.rules"),
 	}
 	if len(ssl) > 0 && cfg.TLS.KeystoreLocation == "" {
-		return bad("ssl.keystore.location", fmt.Errorf("listener %s uses SSL: set ssl.keystore.location to a PEM file holding the private key and the certificate chain", ssl[0]))
+		return bad("listeners", fmt.Errorf("listener %s uses SSL: set ssl.keystore.location to a PEM file holding the private key and the certificate chain", ssl[0]))
 	}
 	if len(ssl) > 0 && cfg.TLS.ClientAuth != tlsconf.ClientAuthNone && cfg.TLS.TruststoreLocation == "" {
-		return bad("ssl.truststore.location", fmt.Errorf("ssl.client.auth=%s: set ssl.truststore.location to a PEM bundle of the CAs that sign client certificates", cfg.TLS.ClientAuth))
+		return bad("ssl.client.auth", fmt.Errorf("ssl.client.auth=%s: set ssl.truststore.location to a PEM bundle of the CAs that sign client certificates", cfg.TLS.ClientAuth))
 	}
 	return nil
 }
