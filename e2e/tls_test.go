@@ -274,3 +274,47 @@ func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestTLSClusterListeners: in a three-node cluster with a PLAINTEXT and an
+// SSL listener on each node, followers register both addresses through
+// the leader, and any node gives an SSL client every broker's SSL address
+// and a plaintext client every PLAINTEXT one; franz-go produces through
+// the SSL addresses it was given.
+func TestTLSClusterListeners(t *testing.T) {
+	f := newTLSFixture(t)
+	nodes := startCluster(t, 3, func(cfg *node.Config) {
+		cfg.Listeners = []node.Listener{
+			{Name: "PLAINTEXT", Protocol: node.ProtocolPlaintext, Addr: "127.0.0.1:0"},
+			{Name: "SSL", Protocol: node.ProtocolSSL, Addr: "127.0.0.1:0"},
+		}
+		cfg.TLS = tlsconf.Config{KeystoreLocation: f.server.Keystore}
+	})
+	want := map[string]map[int32]string{"PLAINTEXT": {}, "SSL": {}}
+	for i, n := range nodes {
+		for l := range want {
+			want[l][int32(i+1)] = n.ListenerAddr(l)
+		}
+	}
+	for _, n := range nodes {
+		for l, addrs := range want {
+			var opts []kgo.Opt
+			if l == "SSL" {
+				opts = kgoTLS(f, false)
+			}
+			cl := newKgo(t, n.ListenerAddr(l), opts...)
+			waitUntil(t, 20*time.Second, "every broker's "+l+" address in Metadata", func() bool {
+				resp, err := kmsg.NewPtrMetadataRequest().RequestWith(testCtx(t, 5*time.Second), cl)
+				if err != nil || len(resp.Brokers) != len(addrs) {
+					return false
+				}
+				for _, b := range resp.Brokers {
+					if net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))) != addrs[b.NodeID] {
+						return false
+					}
+				}
+				return true
+			})
+		}
+	}
+	produceConsume(t, nodes[1].ListenerAddr("SSL"), "cluster-tls", 10, kgoTLS(f, false)...)
+}
