@@ -2,8 +2,6 @@ package tlsconf
 
 import (
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/asn1"
 	"errors"
 	"fmt"
 	"regexp"
@@ -17,15 +15,7 @@ const Anonymous = "User:ANONYMOUS"
 // attribute first ("CN=client,OU=eng,O=acme"), as Kafka's
 // X500Principal.getName() gives it.
 func SubjectDN(c *x509.Certificate) (string, error) {
-	var rdns pkix.RDNSequence
-	rest, err := asn1.Unmarshal(c.RawSubject, &rdns)
-	if err != nil {
-		return "", fmt.Errorf("parse subject: %w", err)
-	}
-	if len(rest) > 0 {
-		return "", errors.New("parse subject: trailing data")
-	}
-	return rdns.String(), nil
+	return rfc2253(c.RawSubject)
 }
 
 // rule is one entry of ssl.principal.mapping.rules: DEFAULT (the DN as it
