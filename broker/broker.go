@@ -135,7 +135,7 @@ func (b *Broker) dispatch(ctx context.Context, req *wire.Request) (kmsg.Response
 	case *kmsg.ApiVersionsRequest:
 		return b.apiVersions(r), nil
 	case *kmsg.MetadataRequest:
-		return b.metadata(ctx, r), nil
+		return b.metadata(ctx, req.Listener, r), nil
 	case *kmsg.ProduceRequest:
 		return b.produce(ctx, req, r)
 	case *kmsg.FetchRequest:
@@ -161,13 +161,13 @@ func (b *Broker) dispatch(ctx context.Context, req *wire.Request) (kmsg.Response
 	case *kmsg.OffsetForLeaderEpochRequest:
 		return b.offsetForLeaderEpoch(r), nil
 	case *kmsg.DescribeClusterRequest:
-		return b.describeCluster(r), nil
+		return b.describeCluster(req.Listener, r), nil
 	case *kmsg.DescribeLogDirsRequest:
 		return b.describeLogDirs(r), nil
 	case *kmsg.InitProducerIDRequest:
 		return b.initProducerID(ctx, r), nil
 	case *kmsg.FindCoordinatorRequest:
-		return b.findCoordinator(r), nil
+		return b.findCoordinator(req.Listener, r), nil
 	case *kmsg.JoinGroupRequest:
 		// JoinGroup waits for the rebalance; SyncGroup for the leader.
 		req.ReleaseOrder()

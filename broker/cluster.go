@@ -7,7 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (b *Broker) describeCluster(r *kmsg.DescribeClusterRequest) kmsg.Response {
+func (b *Broker) describeCluster(listener string, r *kmsg.DescribeClusterRequest) kmsg.Response {
 	resp := kmsg.NewPtrDescribeClusterResponse()
 	resp.EndpointType = r.EndpointType
 	if r.Version >= 1 && r.EndpointType != 1 {
@@ -20,7 +20,7 @@ func (b *Broker) describeCluster(r *kmsg.DescribeClusterRequest) kmsg.Response {
 	if id, ok := b.store.Leader(); ok {
 		resp.ControllerID = id
 	}
-	for _, br := range b.brokers() {
+	for _, br := range b.brokersOn(listener) {
 		db := kmsg.NewDescribeClusterResponseBroker()
 		db.NodeID, db.Host, db.Port = br.NodeID, br.Host, br.Port
 		if br.Rack != "" {

@@ -24,16 +24,16 @@ type coordinatorAnswer struct {
 // (v4+). Any broker answers it: the group coordinator is the raft leader,
 // so the answer is the leader, or COORDINATOR_NOT_AVAILABLE while there is
 // none (clients retry).
-func (b *Broker) findCoordinator(r *kmsg.FindCoordinatorRequest) kmsg.Response {
+func (b *Broker) findCoordinator(listener string, r *kmsg.FindCoordinatorRequest) kmsg.Response {
 	resp := kmsg.NewPtrFindCoordinatorResponse()
 	if r.Version < 4 {
-		a := b.coordinatorFor(r.CoordinatorType)
+		a := b.coordinatorFor(listener, r.CoordinatorType)
 		resp.ErrorCode, resp.ErrorMessage = a.code, a.message
 		resp.NodeID, resp.Host, resp.Port = a.node.NodeID, a.node.Host, a.node.Port
 		return resp
 	}
 	for _, key := range r.CoordinatorKeys {
-		a := b.coordinatorFor(r.CoordinatorType)
+		a := b.coordinatorFor(listener, r.CoordinatorType)
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
 		c.ErrorCode, c.ErrorMessage = a.code, a.message
@@ -44,8 +44,9 @@ func (b *Broker) findCoordinator(r *kmsg.FindCoordinatorRequest) kmsg.Response {
 }
 
 // coordinatorFor finds the coordinator for a key type. Every group maps to
-// the raft leader, so the key itself does not matter.
-func (b *Broker) coordinatorFor(keyType int8) coordinatorAnswer {
+// the raft leader, so the key itself does not matter. The address is the
+// leader's on the request's listener.
+func (b *Broker) coordinatorFor(listener string, keyType int8) coordinatorAnswer {
 	none := raftstore.BrokerInfo{NodeID: -1, Port: -1}
 	fail := func(e *kerr.Error, msg string) coordinatorAnswer {
 		return coordinatorAnswer{code: e.Code, message: &msg, node: none}
@@ -59,7 +60,7 @@ func (b *Broker) coordinatorFor(keyType int8) coordinatorAnswer {
 	if !ok {
 		return fail(kerr.CoordinatorNotAvailable, "no raft leader is known")
 	}
-	for _, br := range b.brokers() {
+	for _, br := range b.brokersOn(listener) {
 		if br.NodeID == leader {
 			return coordinatorAnswer{node: br}
 		}

@@ -12,9 +12,11 @@ import (
 	"github.com/brokerd/brokerd/topic"
 )
 
-func (b *Broker) metadata(ctx context.Context, r *kmsg.MetadataRequest) kmsg.Response {
+// metadata answers Metadata with the brokers' addresses on the listener the
+// request came in on.
+func (b *Broker) metadata(ctx context.Context, listener string, r *kmsg.MetadataRequest) kmsg.Response {
 	resp := kmsg.NewPtrMetadataResponse()
-	for _, br := range b.brokers() {
+	for _, br := range b.brokersOn(listener) {
 		mb := kmsg.NewMetadataResponseBroker()
 		mb.NodeID, mb.Host, mb.Port = br.NodeID, br.Host, br.Port
 		if br.Rack != "" {
@@ -135,6 +137,20 @@ func (b *Broker) brokers() []raftstore.BrokerInfo {
 		bs = []raftstore.BrokerInfo{b.store.Self()}
 	}
 	return bs
+}
+
+// brokersOn lists registered brokers with the advertised address of the
+// listener called listener. As Kafka, a broker without that listener is left
+// out; a broker from before listeners were registered keeps its one address.
+func (b *Broker) brokersOn(listener string) []raftstore.BrokerInfo {
+	all := b.brokers()
+	out := all[:0:0]
+	for _, br := range all {
+		if on, ok := br.On(listener); ok {
+			out = append(out, on)
+		}
+	}
+	return out
 }
 
 // replicaIDs are the replicas of every partition: the raft voters that

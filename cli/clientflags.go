@@ -16,6 +16,7 @@ type clientFlags struct {
 	brokers []string
 	format  string
 	timeout time.Duration
+	tls     *tlsFlags
 }
 
 // addClientFlags registers -b/--brokers and --format on fs, and --timeout
@@ -27,6 +28,7 @@ func addClientFlags(fs *pflag.FlagSet, withTimeout bool) *clientFlags {
 	if withTimeout {
 		fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "give up after this long")
 	}
+	f.tls = addTLSFlags(fs)
 	return f
 }
 
@@ -59,7 +61,11 @@ func (f *clientFlags) withAdmin(cmd *cobra.Command, fn func(ctx context.Context,
 	if err := f.check(); err != nil {
 		return err
 	}
-	c, err := admin.New(f.brokers)
+	opts, err := f.tls.kgoOpts()
+	if err != nil {
+		return err
+	}
+	c, err := admin.New(f.brokers, opts...)
 	if err != nil {
 		return err
 	}

@@ -88,7 +88,11 @@ func newConsumeCmd() *cobra.Command {
 		}
 		ctx, cancel := f.context(cmd)
 		defer cancel()
-		_, err = consume.Run(ctx, f.brokers, opts, write)
+		tlsOpts, err := f.tls.kgoOpts()
+		if err != nil {
+			return err
+		}
+		_, err = consume.Run(ctx, f.brokers, opts, write, tlsOpts...)
 		prog.done()
 		if ferr := out.Flush(); ferr != nil && err == nil {
 			err = fmt.Errorf("write: %w", ferr)

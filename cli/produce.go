@@ -49,7 +49,11 @@ func newProduceCmd() *cobra.Command {
 		opts.Progress = prog.update
 		ctx, cancel := f.context(cmd)
 		defer cancel()
-		res, err := produce.Lines(ctx, f.brokers, cmd.InOrStdin(), opts, kgo.RecordDeliveryTimeout(deliveryTimeout))
+		tlsOpts, err := f.tls.kgoOpts()
+		if err != nil {
+			return err
+		}
+		res, err := produce.Lines(ctx, f.brokers, cmd.InOrStdin(), opts, append(tlsOpts, kgo.RecordDeliveryTimeout(deliveryTimeout))...)
 		prog.done()
 		if err != nil {
 			if res.Records > 0 {

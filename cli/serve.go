@@ -83,6 +83,11 @@ func serve(cmd *cobra.Command, o *serveOptions) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
 	defer signal.Stop(sigs)
+	// SIGHUP reloads the SSL listeners' certificates; caught from the start
+	// too, so that one during start-up does not end the process.
+	hups := make(chan os.Signal, 1)
+	signal.Notify(hups, syscall.SIGHUP)
+	defer signal.Stop(hups)
 
 	cfg, err := loadConfig(cmd, o)
 	if err != nil {
@@ -130,6 +135,9 @@ func serve(cmd *cobra.Command, o *serveOptions) error {
 		}
 		return err
 	}
+	reloadDone := make(chan struct{})
+	defer close(reloadDone)
+	go reloadOnHUP(n, hups, reloadDone, logger)
 	var failure error
 	select {
 	case sig := <-early:
@@ -140,6 +148,21 @@ func serve(cmd *cobra.Command, o *serveOptions) error {
 		logger.Error("shutting down after a failure", "err", failure)
 	}
 	return stop(n, cfg.ShutdownTimeout(), sigs, logger, failure)
+}
+
+// reloadOnHUP reloads the TLS certificates at each SIGHUP until done is
+// closed. A failed reload keeps the certificates in use (and is logged by
+// the node).
+func reloadOnHUP(n *node.Node, hups <-chan os.Signal, done <-chan struct{}, logger *slog.Logger) {
+	for {
+		select {
+		case <-hups:
+			logger.Info("SIGHUP: reloading TLS certificates")
+			_ = n.ReloadTLS()
+		case <-done:
+			return
+		}
+	}
 }
 
 // stop shuts the node down within grace plus closeBudget; a second signal

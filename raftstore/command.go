@@ -255,13 +255,27 @@ type retentionCmd struct {
 // BrokerInfo is a node's Kafka identity, replicated so every node can answer
 // Metadata for the whole cluster.
 type BrokerInfo struct {
-	NodeID int32  `json:"node_id"`
-	Host   string `json:"host"`
-	Port   int32  `json:"port"`
-	Rack   string `json:"rack,omitempty"`
+	NodeID int32 `json:"node_id"`
+	// Host and Port are the advertised address of the node's first
+	// listener: all a node from before Listeners registers, and what such
+	// a node reads of a newer one.
+	Host string `json:"host"`
+	Port int32  `json:"port"`
+	Rack string `json:"rack,omitempty"`
 	// Admin is the node's admin HTTP address, where other nodes forward
 	// cluster administration to the leader.
 	Admin string `json:"admin,omitempty"`
+	// Listeners are the advertised address of each of the node's
+	// listeners, by listener name (Kafka's endpoints). Empty for a node
+	// from before they were registered.
+	Listeners []Endpoint `json:"listeners,omitempty"`
+}
+
+// Endpoint is a listener's advertised address.
+type Endpoint struct {
+	Listener string `json:"listener"`
+	Host     string `json:"host"`
+	Port     int32  `json:"port"`
 }
 
 type registerBrokerCmd struct {

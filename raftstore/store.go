@@ -388,7 +388,7 @@ func (s *Store) onLeader() {
 	s.fsm.mu.RLock()
 	cur, ok := s.fsm.brokers[s.cfg.NodeID]
 	s.fsm.mu.RUnlock()
-	if ok && cur == s.cfg.Broker {
+	if ok && cur.Equal(s.cfg.Broker) {
 		return
 	}
 	if err := s.proposeJSON(context.Background(), cmdRegisterBroker, registerBrokerCmd{Broker: s.cfg.Broker}); err != nil {

@@ -47,8 +47,12 @@ const minFrameSize = 8
 
 // Config configures a Server. Zero values take the defaults above.
 type Config struct {
-	// Addr is the TCP address to listen on, e.g. "127.0.0.1:9092" or ":0".
+	// Addr is the TCP address to listen on, e.g. "127.0.0.1:9092" or ":0",
+	// when Listeners is empty: one plaintext listener named PLAINTEXT.
 	Addr string
+	// Listeners are the listeners to bind, each with its name; they share
+	// the budgets and limits below.
+	Listeners []Listener
 	// MaxRequestBytes is socket.request.max.bytes: the cap for Produce
 	// frames.
 	MaxRequestBytes int32
@@ -85,6 +89,9 @@ type Config struct {
 
 // withDefaults returns c with every unset field at its default.
 func (c Config) withDefaults() Config {
+	if len(c.Listeners) == 0 {
+		c.Listeners = []Listener{{Name: DefaultListenerName, Addr: c.Addr}}
+	}
 	if c.MaxRequestBytes <= 0 {
 		c.MaxRequestBytes = DefaultMaxRequestBytes
 	}

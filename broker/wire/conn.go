@@ -31,6 +31,10 @@ type conn struct {
 	src    *source // the client address in the frame pool
 	dsrc   *source // and in the decode pool
 	log    *slog.Logger
+	// listener is the listener the connection came in on; principal is
+	// who the client is (AnonymousPrincipal until it authenticates).
+	listener  Listener
+	principal string
 	// rawConn is what sendfile writes Fetch records to; nil when the
 	// connection cannot take it (sendFileConn).
 	rawConn syscall.RawConn
@@ -71,26 +75,28 @@ type conn struct {
 	closeOnce sync.Once
 }
 
-func newConn(s *Server, nc net.Conn, src, dsrc *source) *conn {
+func newConn(s *Server, nc net.Conn, src, dsrc *source, l Listener) *conn {
 	ctx, cancel := context.WithCancel(s.baseCtx)
 	hctx, hcancel := context.WithCancel(ctx)
 	n := s.cfg.MaxInFlightPerConn
 	c := &conn{
-		srv:     s,
-		nc:      nc,
-		br:      bufio.NewReaderSize(nc, readBufferSize),
-		remote:  nc.RemoteAddr(),
-		src:     src,
-		dsrc:    dsrc,
-		rawConn: sendFileConn(nc),
-		log:     s.log.With("remote", nc.RemoteAddr().String()),
-		ctx:     ctx,
-		cancel:  cancel,
-		hctx:    hctx,
-		hcancel: hcancel,
-		queue:   make(chan *slot, n),
-		tokens:  make(chan struct{}, n),
-		stopCh:  make(chan struct{}),
+		srv:       s,
+		nc:        nc,
+		br:        bufio.NewReaderSize(nc, readBufferSize),
+		remote:    nc.RemoteAddr(),
+		src:       src,
+		dsrc:      dsrc,
+		rawConn:   sendFileConn(nc),
+		listener:  l,
+		principal: AnonymousPrincipal,
+		log:       s.log.With("remote", nc.RemoteAddr().String(), "listener", l.Name),
+		ctx:       ctx,
+		cancel:    cancel,
+		hctx:      hctx,
+		hcancel:   hcancel,
+		queue:     make(chan *slot, n),
+		tokens:    make(chan struct{}, n),
+		stopCh:    make(chan struct{}),
 	}
 	c.touch()
 	return c
@@ -98,6 +104,12 @@ func newConn(s *Server, nc net.Conn, src, dsrc *source) *conn {
 
 // serve runs the connection until it ends, then untracks it.
 func (c *conn) serve() {
+	if err := c.handshake(); err != nil {
+		c.log.Info("wire: closing connection", "reason", err)
+		c.abort(err)
+		c.srv.untrack(c)
+		return
+	}
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)

@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -31,7 +33,8 @@ const (
 // returns when the reader has stopped and every slot is consumed, or when
 // the connection is closed; serve then drains the slots left.
 func (c *conn) writeLoop() {
-	w := responseWriter{nc: c.nc, rc: c.rawConn, timeout: c.srv.cfg.WriteTimeout, onWrite: c.touch}
+	_, isTLS := c.nc.(*tls.Conn)
+	w := responseWriter{nc: c.nc, rc: c.rawConn, coalesce: isTLS, timeout: c.srv.cfg.WriteTimeout, onWrite: c.touch}
 	// Whatever is still buffered when the writer stops is never written.
 	defer w.dropPending()
 	for {
@@ -145,6 +148,11 @@ func (c *conn) drainQueue() {
 // (refs); a write sends the encoded bytes and those with writev.
 type responseWriter struct {
 	nc net.Conn
+	// coalesce: nc encrypts each write into records of its own (TLS), so
+	// the pieces of a response with referenced records go through bw
+	// rather than one write each.
+	coalesce bool
+	bw       *bufio.Writer
 	// rc takes sendfile for records left in files; nil: they are read.
 	rc      syscall.RawConn
 	timeout time.Duration
@@ -236,7 +244,7 @@ func (w *responseWriter) writeRefs() error {
 			return
 		}
 		keep := vecs
-		_, err = vecs.WriteTo(w.nc)
+		err = w.writeVecs(vecs)
 		clear(keep) // drop the references to record bytes
 		vecs = keep[:0]
 	}
@@ -280,6 +288,28 @@ func (w *responseWriter) writeRefs() error {
 	w.vecs = vecs[:0]
 	return err
 }
+
+// writeVecs writes vecs: with writev on a TCP connection, else gathered
+// into writes of up to coalesceBytes (one TLS record each), large pieces
+// written straight through.
+func (w *responseWriter) writeVecs(vecs net.Buffers) error {
+	if !w.coalesce {
+		_, err := vecs.WriteTo(w.nc)
+		return err
+	}
+	if w.bw == nil {
+		w.bw = bufio.NewWriterSize(w.nc, coalesceBytes)
+	}
+	for _, b := range vecs {
+		if _, err := w.bw.Write(b); err != nil {
+			return err
+		}
+	}
+	return w.bw.Flush()
+}
+
+// coalesceBytes is the largest TLS record's plaintext.
+const coalesceBytes = 16 << 10
 
 // flush writes what is buffered under the write timeout.
 func (w *responseWriter) flush() error {

@@ -16,6 +16,12 @@ type Request struct {
 	// drops it, and gives back the budget it was charged.
 	Msg        kmsg.Request
 	RemoteAddr net.Addr
+	// Listener is the name of the listener the request came in on
+	// (Kafka's listener name: PLAINTEXT, SSL, ...).
+	Listener string
+	// Principal is who the client authenticated as, Kafka-style
+	// ("User:CN=alice,O=acme"; User:ANONYMOUS without authentication).
+	Principal string
 	// Size is the frame size: the value of the size prefix, that is the
 	// header and body bytes without the prefix itself.
 	Size int

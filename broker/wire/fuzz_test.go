@@ -194,7 +194,7 @@ func FuzzServeStream(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, input []byte) {
 		client, server := net.Pipe()
-		c := s.track(server)
+		c := s.track(server, &boundListener{Listener: Listener{Name: DefaultListenerName}})
 		served := make(chan struct{})
 		go func() {
 			defer close(served)

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"crypto/tls"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brokerd/brokerd/internal/tlstest"
 )
 
 // tcpPair returns the two ends of a TCP connection on 127.0.0.1, closed
@@ -46,12 +49,35 @@ func TestSendFile(t *testing.T) {
 	if rc == nil {
 		t.Fatal("a TCP connection does not take sendfile")
 	}
+	writeFetches(t, client, responseWriter{nc: server, rc: rc, timeout: 10 * time.Second, onWrite: func() {}}, true)
+}
+
+// TestTLSFetchWrite: on a TLS connection the same responses, their
+// referenced records read from the files and gathered into TLS records,
+// reach the client exactly as kmsg encodes them.
+func TestTLSFetchWrite(t *testing.T) {
+	ca := tlstest.NewCA(t, t.TempDir())
+	cert := ca.Server("server", "broker")
+	rawClient, rawServer := tcpPair(t)
+	server := tls.Server(rawServer, &tls.Config{Certificates: []tls.Certificate{cert.TLS}})
+	client := tls.Client(rawClient, &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"})
+	if sendFileConn(server) != nil {
+		t.Fatal("a TLS connection takes sendfile")
+	}
+	writeFetches(t, client, responseWriter{nc: server, coalesce: true, timeout: 10 * time.Second, onWrite: func() {}}, false)
+}
+
+// writeFetches writes random Fetch responses, their large records left in
+// files, through w, and checks that the client reads exactly what kmsg
+// encodes.
+func writeFetches(t *testing.T, client net.Conn, w responseWriter, sendfile bool) {
+	server := w.nc
+	before := SentFromFiles()
 	got := make(chan []byte)
 	go func() {
 		b, _ := io.ReadAll(client)
 		got <- b
 	}()
-	w := responseWriter{nc: server, rc: rc, timeout: 10 * time.Second, onWrite: func() {}}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var want []byte
 	sent := 0
@@ -75,6 +101,9 @@ func TestSendFile(t *testing.T) {
 	}
 	if sent == 0 {
 		t.Fatal("no records went out of a file")
+	}
+	if sendfile != (SentFromFiles() > before) {
+		t.Fatalf("sendfile used: %v, want %v", SentFromFiles() > before, sendfile)
 	}
 }
 

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,7 +41,7 @@ type Server struct {
 	baseCancel context.CancelFunc
 
 	mu     sync.Mutex
-	ln     net.Listener
+	lns    []*boundListener
 	conns  map[*conn]struct{}
 	closed bool // Close or Shutdown called: no new connections
 	// Refused connections are logged at Info at most once per
@@ -72,7 +73,7 @@ func NewServer(cfg Config, versions Versions, h Handler) *Server {
 	}
 }
 
-// Listen binds cfg.Addr.
+// Listen binds every listener of cfg (or cfg.Addr).
 func (s *Server) Listen() error {
 	if s.versions == nil || s.handler == nil {
 		return errors.New("wire: server needs a Versions and a Handler")
@@ -85,25 +86,33 @@ func (s *Server) Listen() error {
 	if s.closed {
 		return ErrServerClosed
 	}
-	if s.ln != nil {
-		return fmt.Errorf("wire: already listening on %s", s.ln.Addr())
+	if s.lns != nil {
+		return fmt.Errorf("wire: already listening on %s", s.lns[0].ln.Addr())
 	}
-	ln, err := net.Listen("tcp", s.cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("wire: listen on %q: %w", s.cfg.Addr, err)
+	lns := make([]*boundListener, 0, len(s.cfg.Listeners))
+	for _, l := range s.cfg.Listeners {
+		ln, err := net.Listen("tcp", l.Addr)
+		if err != nil {
+			for _, b := range lns {
+				_ = b.ln.Close()
+			}
+			return fmt.Errorf("wire: listener %s: listen on %q: %w", l.Name, l.Addr, err)
+		}
+		lns = append(lns, &boundListener{Listener: l, ln: ln})
 	}
-	s.ln = ln
+	s.lns = lns
 	return nil
 }
 
-// Addr returns the bound address (with ":0" resolved), or nil before Listen.
+// Addr returns the first listener's bound address (with ":0" resolved), or
+// nil before Listen.
 func (s *Server) Addr() net.Addr {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ln == nil {
+	if s.lns == nil {
 		return nil
 	}
-	return s.ln.Addr()
+	return s.lns[0].ln.Addr()
 }
 
 // ConnCount returns the number of open client connections.
@@ -119,36 +128,51 @@ func (s *Server) InFlightBytes() int64 {
 	return s.budget.inUse() + s.decode.inUse()
 }
 
-// Serve accepts connections until Close or Shutdown, then returns nil. It
-// needs Listen first.
+// Serve accepts connections on every listener until Close or Shutdown,
+// then returns nil. It needs Listen first. A listener that fails on its
+// own makes it return that error at once.
 func (s *Server) Serve() error {
 	s.mu.Lock()
-	ln, closed := s.ln, s.closed
+	lns, closed := s.lns, s.closed
 	s.mu.Unlock()
 	if closed {
 		return nil
 	}
-	if ln == nil {
+	if lns == nil {
 		return errors.New("wire: Serve called before Listen")
 	}
+	errs := make(chan error, len(lns))
+	for _, l := range lns {
+		go func() { errs <- s.accept(l) }()
+	}
+	for range lns {
+		if err := <-errs; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// accept accepts connections on one listener until the server closes.
+func (s *Server) accept(l *boundListener) error {
 	var backoff time.Duration
 	for {
-		nc, err := ln.Accept()
+		nc, err := l.ln.Accept()
 		if err != nil {
 			if s.isClosed() {
 				return nil
 			}
 			if errors.Is(err, net.ErrClosed) {
-				return fmt.Errorf("wire: accept: %w", err)
+				return fmt.Errorf("wire: accept on listener %s: %w", l.Name, err)
 			}
 			// Out of file descriptors and the like: wait and retry.
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			s.log.Warn("wire: accept failed, retrying", "err", err, "backoff", backoff)
+			s.log.Warn("wire: accept failed, retrying", "listener", l.Name, "err", err, "backoff", backoff)
 			time.Sleep(backoff)
 			continue
 		}
 		backoff = 0
-		if c := s.track(nc); c != nil {
+		if c := s.track(nc, l); c != nil {
 			go c.serve()
 		}
 	}
@@ -162,7 +186,7 @@ func (s *Server) isClosed() bool {
 
 // track registers a new connection, or closes it and returns nil when the
 // server is closing.
-func (s *Server) track(nc net.Conn) *conn {
+func (s *Server) track(nc net.Conn, l *boundListener) *conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -176,7 +200,10 @@ func (s *Server) track(nc net.Conn) *conn {
 		return nil
 	}
 	dsrc, _ := s.decode.openConn(sourceKeyOf(nc.RemoteAddr())) // no limit
-	c := newConn(s, nc, src, dsrc)
+	if l.TLS != nil {
+		nc = tls.Server(nc, l.TLS)
+	}
+	c := newConn(s, nc, src, dsrc, l.Listener)
 	s.conns[c] = struct{}{}
 	return c
 }
@@ -220,19 +247,19 @@ func (s *Server) untrack(c *conn) {
 func (s *Server) stopAccepting() ([]*conn, error) {
 	s.mu.Lock()
 	s.closed = true
-	ln := s.ln
+	lns := s.lns
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	if ln == nil {
-		return conns, nil
+	var errs []error
+	for _, l := range lns {
+		if err := l.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, fmt.Errorf("wire: close listener %s: %w", l.Name, err))
+		}
 	}
-	if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
-		return conns, fmt.Errorf("wire: close listener: %w", err)
-	}
-	return conns, nil
+	return conns, errors.Join(errs...)
 }
 
 // Close stops accepting and closes every connection at once, cancelling the

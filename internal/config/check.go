@@ -67,47 +67,6 @@ func oneOf(vals ...string) func(string) error {
 	}
 }
 
-// parseListener reads a Kafka listener list that must hold exactly one
-// PLAINTEXT listener: "PLAINTEXT://host:port" or "host:port".
-func parseListener(v string) (string, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return "", errors.New("empty")
-	}
-	if strings.Contains(v, ",") {
-		return "", errors.New("brokerd serves one listener; give one PLAINTEXT://host:port")
-	}
-	addr := v
-	if name, rest, ok := strings.Cut(v, "://"); ok {
-		if !strings.EqualFold(name, "PLAINTEXT") {
-			return "", fmt.Errorf("listener %s: only PLAINTEXT is supported", name)
-		}
-		addr = rest
-	}
-	if _, _, err := splitHostPort(addr); err != nil {
-		return "", err
-	}
-	return addr, nil
-}
-
-func checkListener(v string) error {
-	_, err := parseListener(v)
-	return err
-}
-
-// checkAdvertised accepts an empty value (advertise the bound listener) or
-// one listener whose host clients can dial.
-func checkAdvertised(v string) error {
-	if strings.TrimSpace(v) == "" {
-		return nil
-	}
-	addr, err := parseListener(v)
-	if err != nil {
-		return err
-	}
-	return checkDialable(addr)
-}
-
 func checkDialable(addr string) error {
 	host, port, err := splitHostPort(addr)
 	if err != nil {

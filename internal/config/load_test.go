@@ -4,8 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/brokerd/brokerd/internal/node"
 )
 
 // writeFile writes a config file named name into a temp dir.
@@ -113,8 +116,9 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{"--num-partitions", "at least 1"}},
 		{name: "bad bool", file: "s.properties\nauto.create.topics.enable=yes\n", is: ErrBadValue,
 			want: []string{"auto.create.topics.enable", "true or false"}},
-		{name: "two listeners", env: []string{"BROKERD_LISTENERS=PLAINTEXT://a:1,PLAINTEXT://b:2"}, is: ErrBadValue, want: []string{"one listener"}},
-		{name: "ssl listener", file: "s.properties\nlisteners=SSL://:9093\n", is: ErrBadValue, want: []string{"only PLAINTEXT"}},
+		{name: "listener named twice", env: []string{"BROKERD_LISTENERS=PLAINTEXT://a:1,PLAINTEXT://b:2"}, is: ErrBadValue, want: []string{"listener PLAINTEXT given twice"}},
+		{name: "two listeners on a port", env: []string{"BROKERD_LISTENERS=PLAINTEXT://a:1,SSL://b:1"}, is: ErrBadValue, want: []string{"both bind port 1"}},
+		{name: "bad protocol map", file: "s.properties\nlistener.security.protocol.map=CLIENT:TLS\n", is: ErrBadValue, want: []string{"unknown security protocol", "SASL_SSL"}},
 		{name: "unspecified advertised host", file: "s.properties\nadvertised.listeners=PLAINTEXT://0.0.0.0:9092\n", is: ErrBadValue, want: []string{"cannot be dialled"}},
 		{name: "two log dirs", file: "s.properties\nlog.dirs=/a,/b\n", is: ErrBadValue, want: []string{"one data directory"}},
 		{name: "bad topic default", file: "s.properties\nlog.cleanup.policy=shred\n", is: ErrBadValue, want: []string{"log.cleanup.policy"}},
@@ -184,6 +188,67 @@ func TestNodeConfig(t *testing.T) {
 	}
 	if _, err := c.Node(); err == nil || !strings.Contains(err.Error(), "does not list this node") {
 		t.Errorf("peers without this node: got %v", err)
+	}
+}
+
+// TestListenersConfig: several listeners with their protocols and
+// advertised addresses, and the start-up errors of the listener keys.
+func TestListenersConfig(t *testing.T) {
+	c, err := Load(Sources{File: writeFile(t, "s.properties",
+		"listeners=PLAINTEXT://127.0.0.1:9092,ssl://0.0.0.0:9093,CLIENT://:9094\n"+
+			"advertised.listeners=SSL://broker1:9093\n"+
+			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,CLIENT:SSL\n"+
+			"ssl.keystore.location=/etc/brokerd/server.pem\nssl.truststore.location=/etc/brokerd/ca.pem\nssl.client.auth=required\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.Node()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []node.Listener{
+		{Name: "PLAINTEXT", Protocol: "PLAINTEXT", Addr: "127.0.0.1:9092"},
+		{Name: "SSL", Protocol: "SSL", Addr: "0.0.0.0:9093", Advertised: "broker1:9093"},
+		{Name: "CLIENT", Protocol: "SSL", Addr: ":9094"},
+	}
+	if !slices.Equal(n.Listeners, want) || n.KafkaAddr != "127.0.0.1:9092" {
+		t.Errorf("listeners %+v, want %+v", n.Listeners, want)
+	}
+	if n.TLS.KeystoreLocation != "/etc/brokerd/server.pem" || n.TLS.TruststoreLocation != "/etc/brokerd/ca.pem" || n.TLS.ClientAuth != "required" || n.TLS.PrincipalRules != "DEFAULT" {
+		t.Errorf("TLS %+v", n.TLS)
+	}
+
+	// The default is one PLAINTEXT listener on 127.0.0.1:9092.
+	c, _ = Load(Sources{})
+	n, err = c.Node()
+	if err != nil || len(n.Listeners) != 1 || n.Listeners[0] != (node.Listener{Name: "PLAINTEXT", Protocol: "PLAINTEXT", Addr: "127.0.0.1:9092"}) {
+		t.Errorf("default listeners %+v, %v", n.Listeners, err)
+	}
+
+	for _, tt := range []struct{ name, props, want string }{
+		{"protocol not in the map", "listeners=CLIENT://:9094\n", "listener CLIENT has no security protocol"},
+		{"SASL", "listeners=SASL_SSL://:9094\n", "SASL is not built yet"},
+		{"SASL by the map", "listeners=INTERNAL://:9094\nlistener.security.protocol.map=INTERNAL:SASL_PLAINTEXT\n", "SASL is not built yet"},
+		{"missing keystore", "listeners=SSL://:9093\n", "set ssl.keystore.location"},
+		{"client auth without truststore", "listeners=SSL://:9093\nssl.keystore.location=/k.pem\nssl.client.auth=required\n", "set ssl.truststore.location"},
+		{"advertised listener not bound", "advertised.listeners=SSL://broker1:9093\n", "listener SSL is not in listeners"},
+	} {
+		c, err := Load(Sources{File: writeFile(t, "s.properties", tt.props)})
+		if err == nil {
+			_, err = c.Node()
+		}
+		if err == nil || !errors.Is(err, ErrBadValue) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %v, want %q", tt.name, err, tt.want)
+		}
+	}
+	for _, tt := range []struct{ props, want string }{
+		{"ssl.keystore.type=JKS\n", "want one of PEM"},
+		{"ssl.client.auth=always\n", "none, requested, required"},
+		{"ssl.principal.mapping.rules=RULE:x\n", "ssl.principal.mapping.rules"},
+	} {
+		if _, err := Load(Sources{File: writeFile(t, "s.properties", tt.props)}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: got %v, want %q", tt.props, err, tt.want)
+		}
 	}
 }
 

@@ -11,13 +11,8 @@ import (
 func (c *Config) Node() (node.Config, error) {
 	cfg := node.DefaultConfig()
 	var err error
-	if cfg.KafkaAddr, err = parseListener(c.String("listeners")); err != nil {
-		return cfg, badValue(c.settings["listeners"].Origin, "listeners", c.String("listeners"), err)
-	}
-	if v := c.String("advertised.listeners"); v != "" {
-		if cfg.AdvertisedAddr, err = parseListener(v); err != nil {
-			return cfg, badValue(c.settings["advertised.listeners"].Origin, "advertised.listeners", v, err)
-		}
+	if err := c.listeners(&cfg); err != nil {
+		return cfg, err
 	}
 	cfg.DataDir = c.String("log.dirs")
 	cfg.NodeID = int32(c.Int("node.id"))

@@ -25,11 +25,11 @@ func advertisedOf(addr net.Addr) string {
 	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
 }
 
-func defaultAdvertised(bound net.Addr, logger *slog.Logger) string {
+func defaultAdvertised(name string, bound net.Addr, logger *slog.Logger) string {
 	adv := advertisedOf(bound)
 	if adv != bound.String() {
-		logger.Warn("the Kafka listener binds every interface and no advertised address is set; advertising the host name (set advertised.listeners to choose)",
-			"advertised", adv)
+		logger.Warn("a Kafka listener binds every interface and no advertised address is set for it; advertising the host name (set advertised.listeners to choose)",
+			"listener", name, "advertised", adv)
 	}
 	return adv
 }

@@ -245,7 +245,7 @@ func (n *Node) registerSelf(ctx context.Context, self raftstore.BrokerInfo) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for i := 0; ; i++ {
-		if cur, ok := n.store.Registered(self.NodeID); !ok || cur != self {
+		if cur, ok := n.store.Registered(self.NodeID); !ok || !registered(cur, self, i) {
 			if err := n.askRegistration(ctx, self); err != nil {
 				n.logger.Debug("registration with the leader", "err", err)
 			}
@@ -260,6 +260,19 @@ func (n *Node) registerSelf(ctx context.Context, self raftstore.BrokerInfo) {
 		case <-t.C:
 		}
 	}
+}
+
+// registered reports whether cur, the FSM's registration, is self's. A
+// leader from before per-listener addresses registers self without them:
+// that counts, and is asked again only every 30th pass (the leader may have
+// been upgraded since), rather than a raft entry a second.
+func registered(cur, self raftstore.BrokerInfo, pass int) bool {
+	if cur.Equal(self) {
+		return true
+	}
+	older := self
+	older.Listeners = nil
+	return cur.Equal(older) && pass%30 != 0
 }
 
 func (n *Node) askRegistration(ctx context.Context, self raftstore.BrokerInfo) error {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/brokerd/brokerd/broker/fetchsession"
 	"github.com/brokerd/brokerd/broker/wire"
 	"github.com/brokerd/brokerd/internal/metrics"
+	"github.com/brokerd/brokerd/internal/tlsconf"
 	"github.com/brokerd/brokerd/processor"
 	"github.com/brokerd/brokerd/raftstore"
 	"github.com/brokerd/brokerd/topic"
@@ -26,9 +26,16 @@ type Config struct {
 	NodeID  int32
 	DataDir string
 	// KafkaAddr is the Kafka listener; AdvertisedAddr, if set, is what
-	// Metadata tells clients (default: the bound Kafka address).
+	// Metadata tells clients (default: the bound Kafka address). They are
+	// used when Listeners is empty: one PLAINTEXT listener.
 	KafkaAddr      string
 	AdvertisedAddr string
+	// Listeners are the Kafka listeners (listeners, advertised.listeners,
+	// listener.security.protocol.map); the first one's address is
+	// KafkaAddr(), and the one older nodes see.
+	Listeners []Listener
+	// TLS is the SSL listeners' ssl.* settings.
+	TLS tlsconf.Config
 	// AdminAddr is the admin HTTP listener; empty disables it.
 	AdminAddr string
 	RaftAddr  string
@@ -130,6 +137,7 @@ type Node struct {
 	store    *raftstore.Store
 	broker   *broker.Broker
 	kafka    *wire.Server
+	tls      *tlsconf.Server // nil without an SSL listener
 	admin    *http.Server
 	adminL   net.Listener
 	metrics  *metrics.Metrics
@@ -174,7 +182,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		metrics: metrics.New(metrics.Options{Version: cfg.Version})}
 
 	wcfg := cfg.Wire
-	wcfg.Addr = cfg.KafkaAddr
+	if wcfg.Listeners, n.tls, err = wireListeners(&cfg); err != nil {
+		return nil, err
+	}
 	wcfg.Logger = cfg.Logger.With("component", "kafka")
 	// The listener is bound before raft starts so that the advertised
 	// address (with a resolved :0 port) can be registered.
@@ -183,21 +193,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.metrics, cfg.Logger.With("component", "requests"), newLogLimiter(10*time.Second, 5))
 	n.kafka = wire.NewServer(wcfg, func(key int16) (int16, int16, bool) { return b.Versions(key) }, handler)
 	if err := n.kafka.Listen(); err != nil {
-		return nil, fmt.Errorf("kafka listener on %s: %w", cfg.KafkaAddr, err)
+		return nil, fmt.Errorf("kafka listeners: %w", err)
 	}
-	adv := cfg.AdvertisedAddr
-	if adv == "" {
-		adv = defaultAdvertised(n.kafka.Addr(), cfg.Logger)
-	}
-	host, portStr, err := net.SplitHostPort(adv)
+	eps, err := endpoints(&cfg, n.kafka, cfg.Logger)
 	if err != nil {
 		n.kafka.Close()
-		return nil, fmt.Errorf("advertised address %q: %w", adv, err)
-	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil {
-		n.kafka.Close()
-		return nil, fmt.Errorf("advertised port %q: %w", portStr, err)
+		return nil, err
 	}
 	// The admin listener is bound before raft starts too: its address is
 	// registered, so that other nodes can forward administration here.
@@ -226,7 +227,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		SnapshotInterval:          cfg.SnapshotInterval,
 		TrailingLogs:              cfg.TrailingLogs,
 		TrailingBytes:             cfg.TrailingBytes,
-		Broker:                    raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port), Admin: adminAdv, Rack: cfg.Rack},
+		Broker:                    selfInfo(cfg, eps, adminAdv),
 		ClusterID:                 clusterID,
 		Defaults:                  cfg.TopicDefaults,
 		LogStore:                  cfg.LogStore,
@@ -305,19 +306,25 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	bg, cancelBG := context.WithCancel(context.Background())
 	n.bgCancel = cancelBG
 	go n.processors.Run(bg)
-	go n.registerSelf(bg, raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: host, Port: int32(port), Admin: adminAdv, Rack: cfg.Rack})
+	go n.registerSelf(bg, selfInfo(cfg, eps, adminAdv))
 	go func() {
 		if err := n.kafka.Serve(); err != nil {
 			n.serveErr <- fmt.Errorf("kafka listener: %w", err)
 		}
 	}()
 	n.serving.Store(true)
-	n.logger.Info("brokerd started", "node_id", cfg.NodeID, "kafka", n.kafka.Addr().String(), "advertised", adv,
+	n.logger.Info("brokerd started", "node_id", cfg.NodeID, "kafka", n.kafka.Addr().String(), "advertised", eps,
 		"admin", n.AdminAddr(), "raft", cfg.RaftAddr, "data_dir", cfg.DataDir, "cluster_id", clusterID)
 	return n, nil
 }
 
-// KafkaAddr is the bound Kafka listener address.
+// selfInfo is what this node registers: its listeners' advertised
+// addresses, the first one also as the address older nodes read.
+func selfInfo(cfg Config, eps []raftstore.Endpoint, admin string) raftstore.BrokerInfo {
+	return raftstore.BrokerInfo{NodeID: cfg.NodeID, Host: eps[0].Host, Port: eps[0].Port, Admin: admin, Rack: cfg.Rack, Listeners: eps}
+}
+
+// KafkaAddr is the bound address of the first Kafka listener.
 func (n *Node) KafkaAddr() string { return n.kafka.Addr().String() }
 
 // AdminAddr is the bound admin listener address, or "".

@@ -1,0 +1,80 @@
+package tlsconf
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// loadKeystore reads a PEM key store: one file holding the private key
+// (PKCS#8, PKCS#1 or SEC 1, unencrypted) and the certificate chain, leaf
+// first, as KIP-651's ssl.keystore.type=PEM.
+func loadKeystore(path string) (*tls.Certificate, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("ssl.keystore.location: %w", err)
+	}
+	var certPEM, keyPEM []byte
+	for rest := data; ; {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		switch {
+		case b.Type == "CERTIFICATE":
+			certPEM = append(certPEM, pem.EncodeToMemory(b)...)
+		case b.Type == "ENCRYPTED PRIVATE KEY" || b.Headers["Proc-Type"] != "":
+			return nil, fmt.Errorf("ssl.keystore.location %s: the private key is encrypted; brokerd reads unencrypted PEM keys only (decrypt it: openssl pkey -in key.pem -out plain.pem)", path)
+		case b.Type == "PRIVATE KEY" || b.Type == "RSA PRIVATE KEY" || b.Type == "EC PRIVATE KEY":
+			if keyPEM != nil {
+				return nil, fmt.Errorf("ssl.keystore.location %s: more than one private key", path)
+			}
+			keyPEM = pem.EncodeToMemory(b)
+		}
+	}
+	if keyPEM == nil {
+		return nil, fmt.Errorf("ssl.keystore.location %s: no PEM private key in the file (it must hold the key and the certificate chain)", path)
+	}
+	if certPEM == nil {
+		return nil, fmt.Errorf("ssl.keystore.location %s: no PEM certificate in the file (it must hold the key and the certificate chain)", path)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("ssl.keystore.location %s: %w", path, err)
+	}
+	return &cert, nil
+}
+
+// loadTruststore reads a PEM bundle of CA certificates.
+func loadTruststore(path string) (*x509.CertPool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("ssl.truststore.location: %w", err)
+	}
+	pool := x509.NewCertPool()
+	n := 0
+	for rest := data; ; {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("ssl.truststore.location %s: certificate %d: %w", path, n+1, err)
+		}
+		pool.AddCert(c)
+		n++
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("ssl.truststore.location %s: %w", path, errors.New("no PEM certificate in the file"))
+	}
+	return pool, nil
+}
