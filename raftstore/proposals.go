@@ -43,23 +43,36 @@ func (p *proposals) acquire(ctx context.Context, n int) (int64, error) {
 	return w, nil
 }
 
-// releaseAfter returns w bytes once f is done (applied, or failed).
-func (p *proposals) releaseAfter(f raft.Future, w int64) {
-	go func() {
-		_ = f.Error()
-		p.sem.Release(w)
-	}()
+// watchedFuture is a raft future whose Error one goroutine of its own
+// waits for, returning the proposal's bytes as soon as it is done. raft's
+// futures are not safe to wait on from two goroutines at once (Error
+// caches its result unguarded), so every waiter waits on done instead.
+type watchedFuture struct {
+	raft.ApplyFuture
+	done chan struct{}
+	err  error
 }
 
-// propose hands data to raft once there is room for it, and returns the
-// future.
+// Error waits until the future is done and returns its error.
+func (f *watchedFuture) Error() error {
+	<-f.done
+	return f.err
+}
+
+// proposeBounded hands data to raft once there is room for it, and
+// returns the future; the room is given back when the future is done
+// (applied, or failed).
 func (s *Store) proposeBounded(ctx context.Context, data []byte) (raft.ApplyFuture, error) {
 	w, err := s.props.acquire(ctx, len(data))
 	if err != nil {
 		return nil, err
 	}
-	f := s.raft.Apply(data, s.cfg.ApplyTimeout)
-	s.props.releaseAfter(f, w)
+	f := &watchedFuture{ApplyFuture: s.raft.Apply(data, s.cfg.ApplyTimeout), done: make(chan struct{})}
+	go func() {
+		f.err = f.ApplyFuture.Error()
+		s.props.sem.Release(w)
+		close(f.done)
+	}()
 	return f, nil
 }
 
