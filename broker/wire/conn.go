@@ -105,7 +105,14 @@ func newConn(s *Server, nc net.Conn, src, dsrc *source, l Listener) *conn {
 // serve runs the connection until it ends, then untracks it.
 func (c *conn) serve() {
 	if err := c.handshake(); err != nil {
-		c.log.Info("wire: closing connection", "reason", err)
+		if graceful(err) || isTimeout(err) || errors.Is(err, io.ErrUnexpectedEOF) {
+			// Health checks and port scanners connect and go.
+			c.log.Debug("wire: closing connection", "reason", err)
+		} else {
+			c.srv.mu.Lock()
+			c.srv.logRefusedLocked(c.remote.String(), err)
+			c.srv.mu.Unlock()
+		}
 		c.abort(err)
 		c.srv.untrack(c)
 		return

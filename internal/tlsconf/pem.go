@@ -1,6 +1,7 @@
 package tlsconf
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -18,12 +19,13 @@ func loadKeystore(path string) (*tls.Certificate, error) {
 		return nil, fmt.Errorf("ssl.keystore.location: %w", err)
 	}
 	var certPEM, keyPEM []byte
-	for rest := data; ; {
-		var b *pem.Block
-		b, rest = pem.Decode(rest)
+	rest := data
+	for {
+		b, r := pem.Decode(rest)
 		if b == nil {
 			break
 		}
+		rest = r
 		switch {
 		case b.Type == "CERTIFICATE":
 			certPEM = append(certPEM, pem.EncodeToMemory(b)...)
@@ -35,6 +37,9 @@ func loadKeystore(path string) (*tls.Certificate, error) {
 			}
 			keyPEM = pem.EncodeToMemory(b)
 		}
+	}
+	if err := wholeBlocks(path, "ssl.keystore.location", rest); err != nil {
+		return nil, err
 	}
 	if keyPEM == nil {
 		return nil, fmt.Errorf("ssl.keystore.location %s: no PEM private key in the file (it must hold the key and the certificate chain)", path)
@@ -57,12 +62,13 @@ func loadTruststore(path string) (*x509.CertPool, error) {
 	}
 	pool := x509.NewCertPool()
 	n := 0
-	for rest := data; ; {
-		var b *pem.Block
-		b, rest = pem.Decode(rest)
+	rest := data
+	for {
+		b, r := pem.Decode(rest)
 		if b == nil {
 			break
 		}
+		rest = r
 		if b.Type != "CERTIFICATE" {
 			continue
 		}
@@ -73,8 +79,22 @@ func loadTruststore(path string) (*x509.CertPool, error) {
 		pool.AddCert(c)
 		n++
 	}
+	if err := wholeBlocks(path, "ssl.truststore.location", rest); err != nil {
+		return nil, err
+	}
 	if n == 0 {
 		return nil, fmt.Errorf("ssl.truststore.location %s: %w", path, errors.New("no PEM certificate in the file"))
 	}
 	return pool, nil
+}
+
+// wholeBlocks refuses a file that goes on after its last whole PEM block:
+// pem.Decode stops at the first block it cannot read, so a file caught
+// half written (or cut short) would otherwise load without the rest of
+// its chain or its CAs, and a reload would look successful.
+func wholeBlocks(path, key string, rest []byte) error {
+	if len(bytes.TrimSpace(rest)) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s %s: %d bytes after the last whole PEM block do not read as one (a file half written or cut short?)", key, path, len(bytes.TrimSpace(rest)))
 }

@@ -60,7 +60,11 @@ func ParseRules(s string) (*Rules, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ssl.principal.mapping.rules: pattern %q: %w", pat, err)
 		}
-		ru := rule{pattern: re, replacement: strings.ReplaceAll(m[3], `\/`, "/")}
+		repl := strings.ReplaceAll(m[3], `\/`, "/")
+		if bad := ambiguousGroupRE.FindString(repl); bad != "" {
+			return nil, fmt.Errorf("ssl.principal.mapping.rules: replacement %q: %q names no group in Go's syntax (a group name cannot start with a digit); write ${%s}%s", repl, bad, digitsOf(bad[1:]), bad[1+len(digitsOf(bad[1:])):])
+		}
+		ru := rule{pattern: re, replacement: repl}
 		if m[4] != "" {
 			ru.caseFold = m[4][0]
 		}
@@ -89,7 +93,26 @@ func (r *Rules) Apply(dn string) (string, error) {
 		case 'U':
 			out = strings.ToUpper(out)
 		}
+		if out == "" {
+			// Every client it matched would be one principal.
+			return "", fmt.Errorf("%q maps to an empty name: %w", dn, ErrNoRule)
+		}
 		return out, nil
 	}
 	return "", fmt.Errorf("%q: %w", dn, ErrNoRule)
+}
+
+// ambiguousGroupRE finds $name references whose name starts with a digit
+// and goes on with letters or underscores: Java reads "$1x" as group 1 and
+// "x", Go as a group named "1x", which does not exist and expands to
+// nothing.
+var ambiguousGroupRE = regexp.MustCompile(`\$[0-9]+[A-Za-z_][A-Za-z0-9_]*`)
+
+// digitsOf is the leading digits of s.
+func digitsOf(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
 }

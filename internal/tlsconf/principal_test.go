@@ -104,3 +104,57 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfWrittenFiles: a key store or trust store cut short after a whole
+// block (a file caught half written) is refused, on load and on reload:
+// pem.Decode stops at the cut, and the rest of the chain or of the CAs was
+// silently left out.
+func TestHalfWrittenFiles(t *testing.T) {
+	dir := t.TempDir()
+	ca := tlstest.NewCA(t, dir)
+	srv := ca.Server("server", "first")
+	for _, path := range []string{srv.Keystore, ca.CAFile} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut := filepath.Join(dir, "cut-"+filepath.Base(path))
+		// A whole file plus the start of a block that never arrived.
+		if err := os.WriteFile(cut, append(data, []byte("-----BEGIN CERTIFICATE-----\nMIIB")...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var lerr error
+		if path == srv.Keystore {
+			_, lerr = loadKeystore(cut)
+		} else {
+			_, lerr = loadTruststore(cut)
+		}
+		if lerr == nil || !strings.Contains(lerr.Error(), "half written") {
+			t.Errorf("%s cut short: %v, want a refusal", filepath.Base(path), lerr)
+		}
+	}
+}
+
+// TestRulesNeverEmpty: "$1x" is a group named "1x" in Go (Java: group 1,
+// then x), which expands to nothing: such a rule is refused, and a rule
+// that maps a subject to nothing fails it rather than give every client
+// the same empty principal.
+func TestRulesNeverEmpty(t *testing.T) {
+	if _, err := ParseRules(`RULE:^CN=([^,]*),.*$/$1_svc/`); err == nil || !strings.Contains(err.Error(), "${1}_svc") {
+		t.Fatalf("a $1_svc replacement: %v, want a refusal suggesting ${1}_svc", err)
+	}
+	r, err := ParseRules(`RULE:^CN=([^,]*),.*$/${1}_svc/`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Apply("CN=alice,O=acme"); err != nil || got != "alice_svc" {
+		t.Fatalf("${1}_svc: %q, %v", got, err)
+	}
+	r, err = ParseRules(`RULE:^CN=([^,]*)$/$1/`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Apply("CN="); !errors.Is(err, ErrNoRule) {
+		t.Fatalf("a subject mapped to nothing: %q, %v; want ErrNoRule", got, err)
+	}
+}
