@@ -58,6 +58,25 @@ type walStore struct {
 	broken atomic.Bool
 }
 
+// openRaftWAL opens raft-wal on dir with repairingMeta (verifying every
+// segment with verify); sf, if not nil, replaces raft-wal's segment files
+// (tests).
+func openRaftWAL(dir string, segSize int, logger *slog.Logger, hl hclog.Logger, verify bool, sf types.SegmentFiler) (*wal.WAL, error) {
+	meta := &repairingMeta{BoltMetaDB: &metadb.BoltMetaDB{}, segSize: segSize, logger: logger, verify: verify}
+	if sf == nil {
+		sf = segment.NewFiler(dir, fs.New()) // raft-wal's own default
+	}
+	w, err := wal.Open(dir, wal.WithLogger(hl), wal.WithSegmentSize(segSize), wal.WithMetaStore(meta), wal.WithSegmentFiler(sf))
+	if err != nil {
+		// raft-wal leaves its metadata database open, and locked, when it
+		// fails after loading it: the next open would wait for that lock
+		// forever.
+		_ = meta.BoltMetaDB.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
 // walRetryInterval spaces reopen attempts while raft keeps appending.
 const walRetryInterval = time.Second
 
@@ -65,17 +84,9 @@ func openWALStore(dir string, segSize int, logger *slog.Logger, hl hclog.Logger)
 	s := &walStore{dir: dir, segSize: segSize, logger: logger}
 	first := true // only the open at start verifies every segment
 	s.open = func() (*wal.WAL, error) {
-		meta := &repairingMeta{BoltMetaDB: &metadb.BoltMetaDB{}, segSize: segSize, logger: logger, verify: first}
+		verify := first
 		first = false
-		w, err := wal.Open(dir, wal.WithLogger(hl), wal.WithSegmentSize(segSize), wal.WithMetaStore(meta))
-		if err != nil {
-			// raft-wal leaves its metadata database open, and locked,
-			// when it fails after loading it: the next open would wait
-			// for that lock forever.
-			_ = meta.BoltMetaDB.Close()
-			return nil, err
-		}
-		return w, nil
+		return openRaftWAL(dir, segSize, logger, hl, verify, nil)
 	}
 	s.room = func() error {
 		if _, avail, ok := filesystemSpace(dir); ok && avail < uint64(segSize)+minWALSegment {

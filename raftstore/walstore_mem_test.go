@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/fs"
-	"github.com/hashicorp/raft-wal/metadb"
 	"github.com/hashicorp/raft-wal/segment"
 )
 
@@ -75,13 +74,7 @@ func TestWALStoreSplitWriteFailsMidway(t *testing.T) {
 		return nil
 	}
 	s.open = func() (*wal.WAL, error) {
-		meta := &repairingMeta{BoltMetaDB: &metadb.BoltMetaDB{}, segSize: segSize, logger: slog.Default()}
-		w, err := wal.Open(dir, wal.WithLogger(hclog.NewNullLogger()), wal.WithSegmentSize(segSize),
-			wal.WithMetaStore(meta), wal.WithSegmentFiler(segment.NewFiler(dir, vfs)))
-		if err != nil {
-			meta.BoltMetaDB.Close()
-		}
-		return w, err
+		return openRaftWAL(dir, segSize, slog.Default(), hclog.NewNullLogger(), false, segment.NewFiler(dir, vfs))
 	}
 	w, err := s.open()
 	if err != nil {

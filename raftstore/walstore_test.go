@@ -238,13 +238,7 @@ func TestWALStoreReopenFails(t *testing.T) {
 	stop := make(chan struct{})
 	s := &walStore{dir: dir, segSize: testWALSegment, logger: slog.Default(), stop: stop, room: func() error { return nil }}
 	s.open = func() (*wal.WAL, error) {
-		meta := &repairingMeta{BoltMetaDB: &metadb.BoltMetaDB{}, segSize: testWALSegment, logger: slog.Default()}
-		w, err := wal.Open(dir, wal.WithLogger(hclog.NewNullLogger()), wal.WithSegmentSize(testWALSegment),
-			wal.WithMetaStore(meta), wal.WithSegmentFiler(segment.NewFiler(dir, vfs)))
-		if err != nil {
-			meta.BoltMetaDB.Close()
-		}
-		return w, err
+		return openRaftWAL(dir, testWALSegment, slog.Default(), hclog.NewNullLogger(), false, segment.NewFiler(dir, vfs))
 	}
 	w, err := s.open()
 	if err != nil {
