@@ -23,6 +23,7 @@ var (
 	bucketProducers  = []byte("producers")
 	bucketOffsets    = []byte("group_offsets")
 	bucketTxns       = []byte("transactions")
+	bucketMembers    = []byte("group_members")
 
 	keyApplied   = []byte("applied_index")
 	keyNextPID   = []byte("next_producer_id")
@@ -117,7 +118,7 @@ func deletePrefix(b *bolt.Bucket, prefix []byte) error {
 // partition log back to exactly the end offset the checkpoint covers.
 func (f *fsm) loadCheckpoint() error {
 	return f.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketTopics, bucketPartitions, bucketProducers, bucketOffsets, bucketTxns} {
+		for _, name := range [][]byte{bucketMeta, bucketTopics, bucketPartitions, bucketProducers, bucketOffsets, bucketTxns, bucketMembers} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return fmt.Errorf("create bucket %s: %w", name, err)
 			}
@@ -157,6 +158,9 @@ func (f *fsm) loadCheckpoint() error {
 			return err
 		}
 		if err := f.loadOffsets(tx); err != nil {
+			return err
+		}
+		if err := f.loadGroupMembers(tx); err != nil {
 			return err
 		}
 		if err := f.loadProcessors(tx); err != nil {

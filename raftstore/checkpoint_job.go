@@ -154,6 +154,9 @@ func (f *fsm) captureCheckpoint() (*ckptJob, error) {
 	if err := f.checkpointOffsets(job); err != nil {
 		return nil, err
 	}
+	if err := f.checkpointGroupMembers(job); err != nil {
+		return nil, err
+	}
 	if err := f.checkpointProcessors(job); err != nil {
 		return nil, err
 	}

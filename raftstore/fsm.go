@@ -28,6 +28,8 @@ type fsm struct {
 	topics  map[string]*topicState
 	brokers map[int32]BrokerInfo
 	groups  map[string]groupOffsets
+	// members holds each group's membership record (groupmembers.go).
+	members map[string][]byte
 	// defaults are the cluster's broker-level topic config defaults:
 	// replicated (setTopicDefaultsCmd), so every replica resolves segment
 	// and retention settings alike, whatever its own config says.
@@ -99,6 +101,7 @@ type dirtySet struct {
 	producers map[int64]bool
 	parts     map[string]*partition
 	offsets   map[string]bool // offsetKey
+	members   map[string]bool // group
 	txns      map[string]bool
 }
 
@@ -108,6 +111,7 @@ func (d *dirtySet) reset() {
 	d.producers = make(map[int64]bool)
 	d.parts = make(map[string]*partition)
 	d.offsets = make(map[string]bool)
+	d.members = make(map[string]bool)
 	d.txns = make(map[string]bool)
 }
 
@@ -327,6 +331,12 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 			return err
 		}
 		return f.applyProcStep(c, int32(l.Term))
+	case cmdGroupMembers:
+		var c groupMembersCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyGroupMembers(&c)
 	default:
 		// Skipping it would leave this replica different from the newer
 		// ones that understood it.

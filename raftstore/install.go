@@ -180,7 +180,7 @@ func (f *fsm) resumeInstall() error {
 
 // writeManifestState replaces everything in the state DB with manifest m.
 func writeManifestState(tx *bolt.Tx, m *manifest) error {
-	for _, name := range [][]byte{bucketMeta, bucketTopics, bucketPartitions, bucketProducers, bucketOffsets, bucketTxns} {
+	for _, name := range [][]byte{bucketMeta, bucketTopics, bucketPartitions, bucketProducers, bucketOffsets, bucketTxns, bucketMembers} {
 		if tx.Bucket(name) != nil {
 			if err := tx.DeleteBucket(name); err != nil {
 				return fmt.Errorf("clear bucket %s: %w", name, err)
@@ -240,6 +240,12 @@ func writeManifestState(tx *bolt.Tx, m *manifest) error {
 			return err
 		}
 	}
+	mb := tx.Bucket(bucketMembers)
+	for group, data := range m.GroupMembers {
+		if err := mb.Put([]byte(group), data); err != nil {
+			return err
+		}
+	}
 	return writeManifestProcessors(tx, m)
 }
 
@@ -259,6 +265,7 @@ func (f *fsm) reload() error {
 	f.mu.Lock()
 	f.txnMu.Lock()
 	f.topics, f.brokers, f.groups, f.defaults = nf.topics, nf.brokers, nf.groups, nf.defaults
+	f.members = nf.members
 	f.clusterID = nf.clusterID
 	f.deleted, f.deletedQ = nf.deleted, nil
 	f.txns, f.producers, f.nextPID = nf.txns, nf.producers, nf.nextPID

@@ -180,6 +180,9 @@ func TestSnapshotInstallCatchUp(t *testing.T) {
 	if err := ld.CreateTopic(ctx, "later", topic.NewID(), 1, nil); err != nil {
 		t.Fatal(err)
 	}
+	if err := ld.StoreGroupMembers(ctx, []GroupMembers{{Group: "g", Data: []byte(`{"generation":3}`)}}); err != nil {
+		t.Fatal(err)
+	}
 	// Wait until the leader's raft log no longer holds what the follower
 	// has.
 	deadline := time.Now().Add(20 * time.Second)
@@ -211,6 +214,9 @@ func TestSnapshotInstallCatchUp(t *testing.T) {
 		if _, ok := fs.Topic(name); !ok {
 			t.Fatalf("follower lacks topic %s", name)
 		}
+	}
+	if got := string(fs.GroupMembersRecords()["g"]); got != `{"generation":3}` {
+		t.Fatalf("follower's membership record of g: %q", got)
 	}
 	for p := int32(0); p < 2; p++ {
 		ll, _ := ld.Log("c", p)

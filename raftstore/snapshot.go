@@ -23,6 +23,7 @@ type manifest struct {
 	Partitions   map[string]manifestPartition `json:"partitions"`
 	Producers    []*producerState             `json:"producers"`
 	Groups       map[string]groupOffsets      `json:"groups,omitempty"`
+	GroupMembers map[string][]byte            `json:"group_members,omitempty"`
 	Txns         []*TxnState                  `json:"transactions,omitempty"`
 	Defaults     topic.Defaults               `json:"topic_defaults,omitempty"`
 	ClusterID    string                       `json:"cluster_id,omitempty"`
@@ -61,6 +62,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	for name, g := range f.groups {
 		m.Groups[name] = maps.Clone(g)
 	}
+	m.GroupMembers = maps.Clone(f.members) // values are never changed in place
 	for _, ts := range f.topics {
 		m.Topics = append(m.Topics, ts.meta)
 		for _, p := range ts.parts {
