@@ -75,6 +75,8 @@ type Broker struct {
 	stop      chan struct{}
 	closeOnce sync.Once
 	coordDone chan struct{}
+	// records writes the coordinator's group membership records.
+	records *groupRecords
 }
 
 // New returns a Broker over store.
@@ -100,11 +102,13 @@ func New(cfg Config, store *raftstore.Store) *Broker {
 	if cfg.OffsetMetadataMaxBytes <= 0 {
 		cfg.OffsetMetadataMaxBytes = defaultOffsetMetadataMaxBytes
 	}
+	records := newGroupRecords(store, cfg.Logger.With("component", "group-coordinator"))
 	b := &Broker{
 		cfg:       cfg,
 		store:     store,
 		logger:    cfg.Logger.With("component", "broker"),
-		groups:    newCoordinator(cfg, cfg.Logger),
+		groups:    newCoordinator(cfg, cfg.Logger, records.persist),
+		records:   records,
 		sessions:  fetchsession.New(cfg.FetchSessions),
 		stop:      make(chan struct{}),
 		coordDone: make(chan struct{}),

@@ -28,7 +28,7 @@ const (
 const coordinatorTick = 100 * time.Millisecond
 
 // newCoordinator builds the group coordinator from the broker config.
-func newCoordinator(cfg Config, logger *slog.Logger) *group.Coordinator {
+func newCoordinator(cfg Config, logger *slog.Logger, persist func(string, []byte, func(*kerr.Error))) *group.Coordinator {
 	delay := cfg.GroupInitialRebalanceDelay
 	switch {
 	case delay == 0:
@@ -40,18 +40,26 @@ func newCoordinator(cfg Config, logger *slog.Logger) *group.Coordinator {
 		MinSessionTimeout:     cfg.GroupMinSessionTimeout,
 		MaxSessionTimeout:     cfg.GroupMaxSessionTimeout,
 		InitialRebalanceDelay: delay,
+		Persist:               persist,
 		Logger:                logger.With("component", "group-coordinator"),
 	})
 }
 
 // runCoordinator serves groups while this node leads raft: on winning
 // leadership it waits until every committed entry is applied (so committed
-// offsets are current), then activates the coordinator; on losing it, it
+// offsets and membership records are current), then activates the
+// coordinator with the groups the records describe; on losing it, it
 // drops all membership. While active it drives the groups' deadlines and,
 // every offsets.retention.check.interval.ms, expires the offsets of groups
 // that have stayed empty.
 func (b *Broker) runCoordinator() {
 	defer close(b.coordDone)
+	recordsDone := make(chan struct{})
+	go func() {
+		defer close(recordsDone)
+		b.records.run(b.stop)
+	}()
+	defer func() { <-recordsDone }()
 	var expiries sync.WaitGroup
 	defer expiries.Wait()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -85,7 +93,7 @@ func (b *Broker) runCoordinator() {
 			term = b.store.LeaderEpoch()
 			leading = true
 			nextExpiry = time.Now().Add(b.cfg.OffsetsRetentionCheckInterval)
-			b.groups.Activate()
+			b.groups.Activate(b.store.GroupMembersRecords())
 		case !isLeader && leading:
 			leading = false
 			b.groups.Deactivate()

@@ -16,8 +16,9 @@ import (
 
 // TestGroupCoordinatorFailover runs a group consumer against a three-node
 // cluster, stops the raft leader (which coordinates every group), and
-// checks that the consumer finds the new leader's coordinator, rejoins,
-// keeps its committed offsets (they are replicated through raft) and
+// checks that the consumer finds the new leader's coordinator, which took
+// the group over from its replicated membership record (the member carries
+// on without rejoining), keeps its committed offsets (they are replicated through raft) and
 // consumes what is produced after the failover.
 func TestGroupCoordinatorFailover(t *testing.T) {
 	t.Parallel()
@@ -132,6 +133,28 @@ func TestGroupCoordinatorFailover(t *testing.T) {
 		t.Fatalf("FetchOffsets before the failover: %v %v", err, committed.Error())
 	}
 
+	members := func(a *kadm.Client) ([]string, error) {
+		gs, err := a.DescribeGroups(testCtx(t, 10*time.Second), "failover-g")
+		if err == nil {
+			err = gs.Error()
+		}
+		var ids []string
+		for _, g := range gs {
+			if g.State != "Stable" {
+				return nil, fmt.Errorf("group is %s", g.State)
+			}
+			for _, m := range g.Members {
+				ids = append(ids, m.MemberID)
+			}
+		}
+		return ids, err
+	}
+	var before []string
+	waitFor(t, 10*time.Second, "the group stable", func() (bool, string) {
+		before, err = members(adm)
+		return err == nil, fmt.Sprint(err)
+	})
+
 	old := leaderIdx()
 	t.Logf("stopping node %d, the raft leader", old+1)
 	closed[old] = true
@@ -161,6 +184,13 @@ func TestGroupCoordinatorFailover(t *testing.T) {
 			t.Errorf("%s/%d committed %d before the failover, %d (found %v) after", o.Topic, o.Partition, o.At, a.At, ok)
 		}
 	})
+
+	// The new coordinator took the group over from its membership record:
+	// the member carries on with its member id, without rejoining.
+	afterIDs, err := members(kadm.NewClient(admCl2))
+	if err != nil || fmt.Sprint(afterIDs) != fmt.Sprint(before) {
+		t.Errorf("members after the failover %v (%v), before %v: the group was not taken over", afterIDs, err, before)
+	}
 
 	produce("after", 20)
 	consume(120, "after the failover")

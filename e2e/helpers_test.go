@@ -64,13 +64,23 @@ func (b *logBuffer) String() string {
 	return b.buf.String()
 }
 
-// dumpOnFailure prints the tail of logs at test cleanup if the test failed.
+// dumpOnFailure prints the tail of logs at test cleanup if the test failed,
+// and with BROKERD_E2E_LOGDIR=dir writes all it kept to a file there.
 func dumpOnFailure(t testing.TB, what string, logs func() string) {
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
 		}
 		s := logs()
+		if dir := os.Getenv("BROKERD_E2E_LOGDIR"); dir != "" {
+			name := strings.NewReplacer("/", "_", " ", "_", "(", "", ")", "").Replace(t.Name() + "-" + what)
+			path := filepath.Join(dir, name+".log")
+			if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+				t.Logf("BROKERD_E2E_LOGDIR: %v", err)
+			} else {
+				t.Logf("the whole of %s: %s", what, path)
+			}
+		}
 		const max = 16 << 10
 		if len(s) > max {
 			s = "...\n" + s[len(s)-max:]

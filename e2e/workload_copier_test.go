@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,6 +39,7 @@ type copierWorkload struct {
 	stopping atomic.Bool
 	wg       sync.WaitGroup
 	logs     *logBuffer
+	logger   kgo.Logger
 }
 
 func (w *copierWorkload) name() string { return "copiers" }
@@ -46,6 +49,19 @@ func (w *copierWorkload) start(t *testing.T, c *procCluster, h *history, first i
 	w.first = first
 	w.logs = &logBuffer{}
 	dumpOnFailure(t, "harness copiers (franz-go) log", w.logs.String)
+	w.logger = kgoLogger{w.logs}
+	if path := os.Getenv("BROKERD_HARNESS_COPIER_LOG"); path != "" {
+		// Every franz-go message of the copiers, debug included, to a
+		// file: what a duplicate or a rewind is diagnosed from.
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatalf("BROKERD_HARNESS_COPIER_LOG: %v", err)
+		}
+		t.Cleanup(func() { f.Close() })
+		w.logger = kgo.BasicLogger(io.MultiWriter(f, w.logs), kgo.LogLevelDebug, func() string {
+			return time.Now().Format("15:04:05.000000 ")
+		})
+	}
 	for i := 0; i < w.copiers; i++ {
 		r := &recorder{h: h, process: first + i}
 		w.wg.Add(1)
@@ -54,7 +70,7 @@ func (w *copierWorkload) start(t *testing.T, c *procCluster, h *history, first i
 			w.copy(t, c, r)
 		}()
 	}
-	adm := kadm.NewClient(newKgo(t, c.seeds()[0], kgo.SeedBrokers(c.seeds()...), kgo.WithLogger(kgoLogger{w.logs})))
+	adm := kadm.NewClient(newKgo(t, c.seeds()[0], kgo.SeedBrokers(c.seeds()...), kgo.WithLogger(namedLogger{w.logger, "offset fetcher"})))
 	fr := &recorder{h: h, process: first + 50}
 	w.wg.Add(1)
 	go func() {
@@ -73,7 +89,7 @@ func (w *copierWorkload) copy(t *testing.T, c *procCluster, r *recorder) {
 	for !w.stopping.Load() {
 		sess, err := kgo.NewGroupTransactSession(
 			kgo.SeedBrokers(c.seeds()...),
-			kgo.WithLogger(kgoLogger{w.logs}),
+			kgo.WithLogger(namedLogger{w.logger, fmt.Sprintf("copier %d", r.process)}),
 			kgo.ClientID("brokerd-harness"),
 			kgo.TransactionalID(fmt.Sprintf("%s-%d", w.group, r.process)),
 			kgo.TransactionTimeout(20*time.Second),
@@ -208,4 +224,14 @@ func (w *copierWorkload) stop(t *testing.T) {
 func (w *copierWorkload) final(t *testing.T, c *procCluster, h *history) {
 	t.Helper()
 	finalRead(t, c, h, w.first, w.out, w.partitions, false)
+}
+
+// namedLogger says which client of a workload logged a message.
+type namedLogger struct {
+	kgo.Logger
+	name string
+}
+
+func (l namedLogger) Log(level kgo.LogLevel, msg string, kv ...any) {
+	l.Logger.Log(level, l.name+": "+msg, kv...)
 }

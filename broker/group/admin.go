@@ -101,6 +101,7 @@ func (c *Coordinator) Delete(groupID string, hasOffsets bool) *kerr.Error {
 		delete(g.pending, id)
 	}
 	delete(c.groups, groupID)
+	g.store(true, nil)
 	c.logger.Info("group deleted", "group", groupID)
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // Kafka's defaults for the group settings in Config.
@@ -28,6 +30,13 @@ type Config struct {
 	// new member extending the wait by as much again, up to the rebalance
 	// timeout. Zero means no delay.
 	InitialRebalanceDelay time.Duration
+	// Persist writes a group's membership record (record.go) durably, or
+	// deletes it when record is nil, and then calls done: with nil once it
+	// is durable, or with the error the group's members are to get. It
+	// must not block, and must call done from another goroutine, in the
+	// order the records were given for any one group. Nil: nothing is
+	// written, and groups start over when the coordinator moves.
+	Persist func(group string, record []byte, done func(*kerr.Error))
 	// Clock is the time source; nil means SystemClock.
 	Clock Clock
 	// NewMemberID returns a fresh member id starting with prefix (the

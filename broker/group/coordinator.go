@@ -36,6 +36,9 @@ type Coordinator struct {
 	status      status
 	groups      map[string]*group
 	activeSince time.Time
+	// epoch counts the times the coordinator dropped its groups: a
+	// record write that completes after one is of no group it serves.
+	epoch uint64
 }
 
 // New returns an inactive Coordinator.
@@ -55,8 +58,11 @@ func (c *Coordinator) Load() {
 	}
 }
 
-// Activate starts serving with no groups in memory: clients rejoin.
-func (c *Coordinator) Activate() {
+// Activate starts serving the groups of the membership records (group
+// id -> record, as Persist wrote them): each is Stable with its members,
+// whose sessions start now, or Empty. A record that cannot be read is
+// logged and skipped: that group's members rejoin.
+func (c *Coordinator) Activate(records map[string][]byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.status == closed {
@@ -64,8 +70,23 @@ func (c *Coordinator) Activate() {
 	}
 	c.dropAll(kerr.NotCoordinator)
 	c.status = active
-	c.activeSince = c.cfg.Clock.Now()
-	c.logger.Info("group coordinator active")
+	now := c.cfg.Clock.Now()
+	c.activeSince = now
+	for id, data := range records {
+		g, err := restoreGroup(&c.cfg, id, data, now)
+		if err != nil {
+			c.logger.Warn("group membership not restored; its members rejoin", "group", id, "err", err)
+			continue
+		}
+		c.adopt(g)
+	}
+	c.logger.Info("group coordinator active", "groups", len(c.groups))
+}
+
+// adopt makes g one of the coordinator's groups.
+func (c *Coordinator) adopt(g *group) {
+	g.store = func(gone bool, then func(time.Time, *kerr.Error)) { c.persist(g, gone, then) }
+	c.groups[g.id] = g
 }
 
 // Deactivate drops every group (leadership moved): waiting requests are
@@ -100,6 +121,7 @@ func (c *Coordinator) Active() bool {
 
 // dropAll forgets every group, answering waiting requests with code.
 func (c *Coordinator) dropAll(code *kerr.Error) {
+	c.epoch++
 	for _, g := range c.groups {
 		for _, m := range g.members {
 			m.answerJoin(JoinResult{Err: code, MemberID: m.id, Generation: -1})
@@ -167,7 +189,7 @@ func (c *Coordinator) Join(req JoinRequest) <-chan JoinResult {
 			return fail(kerr.UnknownMemberID)
 		}
 		g = newGroup(&c.cfg, req.Group, now)
-		c.groups[req.Group] = g
+		c.adopt(g)
 	}
 	g.join(now, &req, ch)
 	c.forgetIfUnused(g)

@@ -6,11 +6,17 @@
 // timeouts, and the membership checks that OffsetCommit, OffsetDelete and
 // DeleteGroups make.
 //
-// It owns soft state only. Membership lives in memory on the raft leader and
-// is dropped when leadership moves (Deactivate); clients then rejoin the new
-// leader. Committed offsets are hard state and belong to raftstore: this
-// package never reads or writes them, and callers pass in what it needs to
-// know about them (whether a group has any).
+// Membership lives in memory on the raft leader. Each group's membership
+// record (record.go: generation, protocol, members and assignments) is
+// written through Config.Persist when a rebalance completes, before the
+// members learn their assignments, and when the group empties or goes, as
+// Kafka's coordinator writes group metadata to __consumer_offsets. When
+// leadership moves, the old leader drops its groups (Deactivate) and the new
+// one loads the records (Activate): members carry on with their generation
+// instead of rejoining, and no generation a member committed in is ever
+// handed out again. Committed offsets belong to raftstore: this package
+// never reads or writes them, and callers pass in what it needs to know
+// about them (whether a group has any).
 //
 // The coordinator relays the clients' protocol: it picks the protocol every
 // member supports, hands every member's metadata to the leader and every

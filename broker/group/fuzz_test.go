@@ -226,7 +226,7 @@ func (m *fuzzModel) step(data []byte) []byte {
 		}
 		if a == 0xff && b == 0xff {
 			m.loseLeadership()
-			m.c.Activate()
+			m.c.Activate(nil)
 		}
 	}
 	return data

@@ -68,6 +68,13 @@ type group struct {
 
 	// emptySince is when the group last became Empty (offset expiry).
 	emptySince time.Time
+
+	// store writes the group's membership record, or deletes it (gone);
+	// then runs once that is durable or failed (Coordinator.persist).
+	// storing is set while the record of a completed rebalance is being
+	// written: the members learn their assignments only once it is.
+	store   func(gone bool, then func(now time.Time, err *kerr.Error))
+	storing bool
 }
 
 func newGroup(cfg *Config, id string, now time.Time) *group {

@@ -37,7 +37,7 @@ func newTestCoordinator(t testing.TB, tweak ...func(*Config)) (*Coordinator, *fa
 		f(&cfg)
 	}
 	c := New(cfg)
-	c.Activate()
+	c.Activate(nil)
 	return c, clk
 }
 

@@ -166,6 +166,9 @@ func (g *group) replaceStatic(now time.Time, oldID, newID string, req *JoinReque
 				r.SkipAssignment = true
 				r.Members = g.memberMetadata()
 			}
+			// The old id is fenced from now on: a new coordinator
+			// must know the new one.
+			g.store(false, nil)
 			deliver(ch, r)
 			return
 		}

@@ -249,7 +249,7 @@ func TestDeactivateAnswersWaiters(t *testing.T) {
 	mustWait(t, chB, "b")
 	c.Deactivate()
 	wantErr(t, "b after leadership is lost", mustNow(t, chB, "b").Err, kerr.NotCoordinator)
-	c.Activate()
+	c.Activate(nil)
 	wantErr(t, "a's heartbeat on the new coordinator", c.Heartbeat(HeartbeatRequest{Group: "g", Generation: 1, MemberID: a}), kerr.UnknownMemberID)
 	wantErr(t, "a's commit on the new coordinator", c.ValidateCommit("g", 1, a, nil, noOffsets), kerr.IllegalGeneration)
 }

@@ -135,6 +135,9 @@ func (c *Coordinator) Sweep(hasOffsets func(group string) bool) {
 	for id, g := range c.groups {
 		if g.state == Empty && len(g.members) == 0 && len(g.pending) == 0 && !hasOffsets(id) {
 			delete(c.groups, id)
+			if g.generation > 0 {
+				g.store(true, nil)
+			}
 		}
 	}
 }

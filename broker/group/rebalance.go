@@ -27,6 +27,7 @@ func (g *group) prepareRebalance(now time.Time, reason string) {
 	}
 	clear(g.pendingSync)
 	g.syncDeadline = time.Time{}
+	g.storing = false
 	timeout := g.rebalanceTimeout()
 	g.delayUntil, g.delayLeft, g.newMemberAdded = time.Time{}, 0, false
 	if g.state == Empty && g.cfg.InitialRebalanceDelay > 0 {
@@ -93,6 +94,7 @@ func (g *group) completeJoin(now time.Time) {
 		g.state = Empty
 		g.emptySince = now
 		g.logger.Info("group is empty", "generation", g.generation)
+		g.store(false, nil)
 		return
 	}
 	g.protocol = g.selectProtocol()

@@ -35,8 +35,8 @@ func (g *group) sync(now time.Time, req *SyncRequest, ch chan SyncResult) {
 	case CompletingRebalance:
 		g.dropPendingSync(m.id)
 		m.awaitSync(ch)
-		if m.id == g.leader {
-			g.assign(now, req.Assignments)
+		if m.id == g.leader && !g.storing {
+			g.assign(req.Assignments)
 		}
 	case Stable:
 		g.dropPendingSync(m.id)
@@ -49,9 +49,11 @@ func (g *group) sync(now time.Time, req *SyncRequest, ch chan SyncResult) {
 
 // assign takes the leader's plan: every member gets its part (members the
 // plan leaves out get an empty assignment, ids it names that are not
-// members are ignored), the group becomes Stable, and waiting SyncGroups are
-// answered.
-func (g *group) assign(now time.Time, plan []Assignment) {
+// members are ignored). Once the group's membership record with the plan is
+// durable, the group becomes Stable and waiting SyncGroups are answered; if
+// it cannot be written they are told why and the group rebalances, as
+// Kafka's coordinator does when its write to __consumer_offsets fails.
+func (g *group) assign(plan []Assignment) {
 	parts := make(map[string][]byte, len(plan))
 	for _, a := range plan {
 		parts[a.MemberID] = a.Assignment
@@ -59,6 +61,27 @@ func (g *group) assign(now time.Time, plan []Assignment) {
 	for _, m := range g.members {
 		m.assignment = parts[m.id]
 	}
+	gen := g.generation
+	g.storing = true
+	g.store(false, func(now time.Time, err *kerr.Error) {
+		if !g.storing || g.state != CompletingRebalance || g.generation != gen {
+			return // the group moved on while the record was written
+		}
+		g.storing = false
+		if err != nil {
+			for _, m := range g.members {
+				m.assignment = nil
+				m.answerSync(SyncResult{Err: err})
+			}
+			g.prepareRebalance(now, "storing the group's assignment failed")
+			return
+		}
+		g.stabilize(now)
+	})
+}
+
+// stabilize makes the group Stable and answers the waiting SyncGroups.
+func (g *group) stabilize(now time.Time) {
 	g.state = Stable
 	for _, m := range g.sortedMembers() {
 		if m.awaitingSync() {
