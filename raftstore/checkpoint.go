@@ -159,6 +159,9 @@ func (f *fsm) loadCheckpoint() error {
 		if err := f.loadOffsets(tx); err != nil {
 			return err
 		}
+		if err := f.loadScram(tx); err != nil {
+			return err
+		}
 		if err := f.loadProcessors(tx); err != nil {
 			return err
 		}

@@ -35,6 +35,7 @@ const (
 	cmdProcPause
 	cmdProcDelete
 	cmdProcStep
+	cmdScramAlter
 )
 
 func (t cmdType) String() string {
@@ -89,6 +90,8 @@ func (t cmdType) String() string {
 		return "processor-delete"
 	case cmdProcStep:
 		return "processor-step"
+	case cmdScramAlter:
+		return "scram-alter"
 	}
 	return fmt.Sprintf("cmd(%d)", byte(t))
 }

@@ -28,6 +28,8 @@ type fsm struct {
 	topics  map[string]*topicState
 	brokers map[int32]BrokerInfo
 	groups  map[string]groupOffsets
+	// scram holds the SCRAM credentials (scram.go).
+	scram map[ScramKey]ScramCredential
 	// defaults are the cluster's broker-level topic config defaults:
 	// replicated (setTopicDefaultsCmd), so every replica resolves segment
 	// and retention settings alike, whatever its own config says.
@@ -100,6 +102,7 @@ type dirtySet struct {
 	parts     map[string]*partition
 	offsets   map[string]bool // offsetKey
 	txns      map[string]bool
+	scram     map[ScramKey]bool
 }
 
 func (d *dirtySet) reset() {
@@ -109,6 +112,7 @@ func (d *dirtySet) reset() {
 	d.parts = make(map[string]*partition)
 	d.offsets = make(map[string]bool)
 	d.txns = make(map[string]bool)
+	d.scram = make(map[ScramKey]bool)
 }
 
 // checkpointBytes bounds how much appended data waits for a checkpoint, and
@@ -327,6 +331,12 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 			return err
 		}
 		return f.applyProcStep(c, int32(l.Term))
+	case cmdScramAlter:
+		var c scramAlterCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyScramAlter(&c)
 	default:
 		// Skipping it would leave this replica different from the newer
 		// ones that understood it.
