@@ -2,7 +2,9 @@ package sasl
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -37,8 +39,17 @@ func newScramExchange(mechanism string, lookup Lookup) (*scramExchange, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scram server: %w", err)
 	}
-	x.conv = srv.NewConversation()
+	x.conv = srv.WithNonceGenerator(serverNonce).NewConversation()
 	return x, nil
+}
+
+// serverNonce is the server's nonce part: random, in hex. xdg-go's
+// default is standard base64, whose '+' and '/' librdkafka does not take
+// back (Kafka's own nonces are alphanumeric too).
+func serverNonce() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b)
 }
 
 // User is the authenticated user once the exchange is done.
