@@ -210,6 +210,10 @@ func (b *Broker) dispatch(ctx context.Context, req *wire.Request) (kmsg.Response
 		return b.listTransactions(r), nil
 	case *kmsg.DescribeProducersRequest:
 		return b.describeProducers(r), nil
+	case *kmsg.DescribeUserSCRAMCredentialsRequest:
+		return b.describeUserScram(r), nil
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		return b.alterUserScram(ctx, r), nil
 	}
 	// The wire layer only passes advertised keys; reaching here is a bug in
 	// the version table, and the connection is closed.

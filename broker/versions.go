@@ -49,6 +49,14 @@ var supported = map[int16]apiRange{
 	int16(kmsg.DescribeProducers):    {0, 0},
 	int16(kmsg.DescribeTransactions): {0, 0},
 	int16(kmsg.ListTransactions):     {0, 1},
+	// SASL (KIP-43, KIP-152, KIP-368): answered by broker/wire itself,
+	// advertised on every listener as Kafka does; a PLAINTEXT or SSL
+	// listener answers a handshake with ILLEGAL_SASL_STATE.
+	int16(kmsg.SASLHandshake):    {0, 1},
+	int16(kmsg.SASLAuthenticate): {0, 2},
+	// SCRAM credentials (KIP-554).
+	int16(kmsg.DescribeUserSCRAMCredentials): {0, 0},
+	int16(kmsg.AlterUserSCRAMCredentials):    {0, 0},
 }
 
 // Versions reports the advertised range of an API key (a wire.Versions).

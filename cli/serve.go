@@ -73,7 +73,11 @@ func printConfig(w io.Writer, cfg *config.Config) error {
 		if s.Source == config.SourceDefault {
 			origin = "default"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Key, s.Value, origin)
+		value := s.Value
+		if k, ok := config.Lookup(s.Key); ok && k.Secret && value != "" {
+			value = "(hidden)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Key, value, origin)
 	}
 	return tw.Flush()
 }

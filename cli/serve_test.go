@@ -63,7 +63,7 @@ func TestServeConfigErrors(t *testing.T) {
 		{[]string{"--config", filepath.Join(dir, "missing.properties")}, "no such file"},
 		{[]string{"--config", yaml}, "line 2: indented"},
 		{[]string{"--kafka-addr", "SSL://:9093"}, "--kafka-addr: listeners=\"SSL://:9093\": invalid config value: listener SSL uses SSL: set ssl.keystore.location"},
-		{[]string{"--override", "listeners=SASL_SSL://:9093"}, "SASL is not built yet"},
+		{[]string{"--override", "listeners=SASL_SSL://:9093"}, "set ssl.keystore.location"},
 		{[]string{"--tls"}, "unknown flag: --tls"},
 		{[]string{"extra-arg"}, "unknown command"},
 	}

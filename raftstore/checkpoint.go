@@ -163,6 +163,9 @@ func (f *fsm) loadCheckpoint() error {
 		if err := f.loadGroupMembers(tx); err != nil {
 			return err
 		}
+		if err := f.loadScram(tx); err != nil {
+			return err
+		}
 		if err := f.loadProcessors(tx); err != nil {
 			return err
 		}

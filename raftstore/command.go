@@ -36,6 +36,7 @@ const (
 	cmdProcDelete
 	cmdProcStep
 	cmdGroupMembers
+	cmdScramAlter
 )
 
 func (t cmdType) String() string {
@@ -92,6 +93,8 @@ func (t cmdType) String() string {
 		return "processor-step"
 	case cmdGroupMembers:
 		return "group-members"
+	case cmdScramAlter:
+		return "scram-alter"
 	}
 	return fmt.Sprintf("cmd(%d)", byte(t))
 }

@@ -30,6 +30,8 @@ type fsm struct {
 	groups  map[string]groupOffsets
 	// members holds each group's membership record (groupmembers.go).
 	members map[string][]byte
+	// scram holds the SCRAM credentials (scram.go).
+	scram map[ScramKey]ScramCredential
 	// defaults are the cluster's broker-level topic config defaults:
 	// replicated (setTopicDefaultsCmd), so every replica resolves segment
 	// and retention settings alike, whatever its own config says.
@@ -103,6 +105,7 @@ type dirtySet struct {
 	offsets   map[string]bool // offsetKey
 	members   map[string]bool // group
 	txns      map[string]bool
+	scram     map[ScramKey]bool
 }
 
 func (d *dirtySet) reset() {
@@ -113,6 +116,7 @@ func (d *dirtySet) reset() {
 	d.offsets = make(map[string]bool)
 	d.members = make(map[string]bool)
 	d.txns = make(map[string]bool)
+	d.scram = make(map[ScramKey]bool)
 }
 
 // checkpointBytes bounds how much appended data waits for a checkpoint, and
@@ -337,6 +341,12 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 			return err
 		}
 		return f.applyGroupMembers(&c)
+	case cmdScramAlter:
+		var c scramAlterCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyScramAlter(&c)
 	default:
 		// Skipping it would leave this replica different from the newer
 		// ones that understood it.

@@ -246,6 +246,9 @@ func writeManifestState(tx *bolt.Tx, m *manifest) error {
 			return err
 		}
 	}
+	if err := writeManifestScram(tx, m); err != nil {
+		return err
+	}
 	return writeManifestProcessors(tx, m)
 }
 
@@ -255,7 +258,7 @@ func writeManifestState(tx *bolt.Tx, m *manifest) error {
 func (f *fsm) reload() error {
 	nf := &fsm{
 		logger: f.logger, dataDir: f.dataDir, db: f.db,
-		topics: map[string]*topicState{}, brokers: map[int32]BrokerInfo{}, groups: map[string]groupOffsets{},
+		topics: map[string]*topicState{}, brokers: map[int32]BrokerInfo{}, groups: map[string]groupOffsets{}, scram: map[ScramKey]ScramCredential{},
 		defaults: topic.Defaults{}, deleted: map[string]int64{},
 		txns: map[string]*TxnState{}, producers: map[int64]*producerState{}, procs: newProcTable(),
 	}
@@ -266,6 +269,7 @@ func (f *fsm) reload() error {
 	f.txnMu.Lock()
 	f.topics, f.brokers, f.groups, f.defaults = nf.topics, nf.brokers, nf.groups, nf.defaults
 	f.members = nf.members
+	f.scram = nf.scram
 	f.clusterID = nf.clusterID
 	f.deleted, f.deletedQ = nf.deleted, nil
 	f.txns, f.producers, f.nextPID = nf.txns, nf.producers, nf.nextPID

@@ -64,6 +64,11 @@ func (m *manifest) validate() error {
 			return fmt.Errorf("partition %s: %w", key, err)
 		}
 	}
+	for i := range m.Scram {
+		if err := CheckScramCredential(&m.Scram[i]); err != nil {
+			return fmt.Errorf("%w: SCRAM credential %d: %w", errBadSnapshot, i, err)
+		}
+	}
 	for group, offs := range m.Groups {
 		if len(group) > MaxIDBytes {
 			return fmt.Errorf("%w: group id of %d bytes", errBadSnapshot, len(group))

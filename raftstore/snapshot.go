@@ -30,6 +30,8 @@ type manifest struct {
 	// Processors and their whole state (proc_checkpoint.go).
 	Processors     []*ProcessorInfo        `json:"processors,omitempty"`
 	ProcessorState map[string][]StateEntry `json:"processor_state,omitempty"`
+	// Scram holds the SCRAM credentials (scram.go).
+	Scram []ScramCredential `json:"scram,omitempty"`
 }
 
 type manifestPartition struct {
@@ -58,6 +60,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	}
 	m.Defaults = maps.Clone(f.defaults)
 	m.ClusterID = f.clusterID
+	m.Scram = f.manifestScram()
 	m.Groups = make(map[string]groupOffsets, len(f.groups))
 	for name, g := range f.groups {
 		m.Groups[name] = maps.Clone(g)

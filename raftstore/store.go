@@ -119,6 +119,7 @@ func openFSM(dataDir string, logger *slog.Logger) (*fsm, error) {
 		topics:    map[string]*topicState{},
 		brokers:   map[int32]BrokerInfo{},
 		groups:    map[string]groupOffsets{},
+		scram:     map[ScramKey]ScramCredential{},
 		deleted:   map[string]int64{},
 		txns:      map[string]*TxnState{},
 		producers: map[int64]*producerState{},

@@ -39,6 +39,12 @@ const (
 	DefaultReadTimeout = 30 * time.Second
 	// DefaultWriteTimeout bounds each write of responses to a client.
 	DefaultWriteTimeout = 30 * time.Second
+	// DefaultSASLMaxReceiveBytes is Kafka's sasl.server.max.receive.size:
+	// the largest frame before SASL authentication.
+	DefaultSASLMaxReceiveBytes = 524288
+	// DefaultFailedAuthDelay is Kafka's
+	// connection.failed.authentication.delay.ms default.
+	DefaultFailedAuthDelay = 100 * time.Millisecond
 )
 
 // minFrameSize is the smallest possible request: api key, api version and
@@ -83,6 +89,17 @@ type Config struct {
 	// WriteTimeout bounds each write to the client; a client that does not
 	// read its responses loses its connection.
 	WriteTimeout time.Duration
+	// SASLMaxReceiveBytes caps every frame a SASL listener reads before
+	// the client has authenticated (sasl.server.max.receive.size).
+	SASLMaxReceiveBytes int32
+	// ReauthAfter is connections.max.reauth.ms (KIP-368): a SASL session
+	// lasts this long, then the connection takes only re-authentication.
+	// Zero: sessions do not expire.
+	ReauthAfter time.Duration
+	// FailedAuthDelay is connection.failed.authentication.delay.ms: how
+	// long a connection whose authentication failed waits for its answer
+	// and its close. Zero: the default; negative: none.
+	FailedAuthDelay time.Duration
 	// Logger receives the package's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -121,6 +138,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.SASLMaxReceiveBytes <= 0 {
+		c.SASLMaxReceiveBytes = DefaultSASLMaxReceiveBytes
+	}
+	if c.FailedAuthDelay == 0 {
+		c.FailedAuthDelay = DefaultFailedAuthDelay
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

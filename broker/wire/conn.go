@@ -35,6 +35,8 @@ type conn struct {
 	// who the client is (AnonymousPrincipal until it authenticates).
 	listener  Listener
 	principal string
+	// auth is the SASL state (auth.go); reader only.
+	auth authState
 	// rawConn is what sendfile writes Fetch records to; nil when the
 	// connection cannot take it (sendFileConn).
 	rawConn syscall.RawConn
@@ -89,6 +91,7 @@ func newConn(s *Server, nc net.Conn, src, dsrc *source, l Listener) *conn {
 		rawConn:   sendFileConn(nc),
 		listener:  l,
 		principal: AnonymousPrincipal,
+		auth:      authState{srv: l.SASL},
 		log:       s.log.With("remote", nc.RemoteAddr().String(), "listener", l.Name),
 		ctx:       ctx,
 		cancel:    cancel,
@@ -129,7 +132,13 @@ func (c *conn) serve() {
 
 	err := c.readLoopSafe()
 	close(c.queue)
-	if graceful(err) {
+	delayed := errors.Is(err, errAuthFailed)
+	if delayed {
+		// The responses before the failure are written; then the
+		// connection waits out the delay, answered and closed by the
+		// server's delayed closer, not by a goroutine of its own.
+		c.log.Debug("wire: closing connection after a failed authentication", "reason", err)
+	} else if graceful(err) {
 		// Clean end of input, or Shutdown: the writer answers what is in
 		// flight, then the connection closes.
 		c.log.Debug("wire: connection stops reading", "reason", err)
@@ -144,8 +153,22 @@ func (c *conn) serve() {
 		c.abort(err)
 	}
 	<-writerDone
-	c.abort(nil)
+	if delayed {
+		c.closeLater()
+	} else {
+		c.abort(nil)
+	}
 	c.srv.untrack(c)
+}
+
+// closeLater hands the connection to the server's delayed closer, which
+// sends the failed authentication's answer and closes it after
+// FailedAuthDelay. A connection already aborted stays closed.
+func (c *conn) closeLater() {
+	c.closeOnce.Do(func() {
+		c.cancel()
+		c.srv.closer.add(c.nc, c.auth.failFrame, c.srv.cfg.FailedAuthDelay)
+	})
 }
 
 // readLoopSafe runs readLoop, turning a panic into an error.

@@ -104,6 +104,9 @@ func (c *conn) idleDeadline() (time.Time, bool) {
 // connection's read buffer, so that it is charged only once all its bytes
 // have arrived: a client cannot hold the reserve by sending headers.
 func (c *conn) readFrame() error {
+	if c.auth.raw {
+		return c.readRawToken()
+	}
 	size, key, err := c.readSize()
 	if err != nil {
 		return err
@@ -164,6 +167,8 @@ func (c *conn) readSize() (int32, int16, error) {
 	switch {
 	case size < minFrameSize:
 		return 0, 0, fmt.Errorf("frame size %d below the %d-byte minimum: %w", size, minFrameSize, ErrFrameSize)
+	case c.auth.preAuth() && size > cfg.SASLMaxReceiveBytes:
+		return 0, 0, fmt.Errorf("frame size %d before SASL authentication, above sasl.server.max.receive.size %d: %w", size, cfg.SASLMaxReceiveBytes, ErrFrameSize)
 	case size > cfg.MaxRequestBytes:
 		return 0, 0, fmt.Errorf("frame size %d above socket.request.max.bytes %d: %w", size, cfg.MaxRequestBytes, ErrFrameSize)
 	}
@@ -172,6 +177,9 @@ func (c *conn) readSize() (int32, int16, error) {
 		return 0, 0, c.frameReadError(size, err)
 	}
 	key := int16(binary.BigEndian.Uint16(kb))
+	if c.auth.preAuth() && !allowedPreAuth(key) {
+		return 0, 0, fmt.Errorf("api key %d: %w", key, errPreAuth)
+	}
 	if size > cfg.MaxOtherBytes && key != apiKeyProduce {
 		return 0, 0, fmt.Errorf("frame size %d of api key %d above the %d-byte cap for non-Produce requests: %w", size, key, cfg.MaxOtherBytes, ErrFrameSize)
 	}

@@ -60,7 +60,9 @@ func (c *conn) writeLoop() {
 			return
 		}
 		err := s.err
-		if err == nil && s.resp != nil {
+		if s.rawToken {
+			err = w.appendRaw(s.raw)
+		} else if err == nil && s.resp != nil {
 			if err = c.encode(&w, s); err != nil {
 				// The responses before it are whole: send them.
 				_ = w.flush()
@@ -214,6 +216,16 @@ func (w *responseWriter) append(corrID int32, apiKey int16, resp kmsg.Response, 
 		w.buf, w.refs, w.refBytes = w.buf[:start], w.refs[:refs], refBytes
 		return fmt.Errorf("response to api key %d is %d bytes, more than a frame can hold", apiKey, n)
 	}
+	if len(w.buf)+w.refBytes >= flushThreshold {
+		return w.flush()
+	}
+	return nil
+}
+
+// appendRaw appends a bare token with its int32 size prefix.
+func (w *responseWriter) appendRaw(token []byte) error {
+	w.buf = binary.BigEndian.AppendUint32(w.buf, uint32(len(token)))
+	w.buf = append(w.buf, token...)
 	if len(w.buf)+w.refBytes >= flushThreshold {
 		return w.flush()
 	}

@@ -41,6 +41,13 @@ func (c *conn) dispatch(frame []byte, tk ticket) error {
 	if hdr.APIVersion < minV || hdr.APIVersion > maxV {
 		return fmt.Errorf("api key %d version %d outside %d-%d: %w", hdr.APIKey, hdr.APIVersion, minV, maxV, ErrUnsupportedVersion)
 	}
+	if saslAPI(hdr.APIKey) {
+		return c.dispatchSASL(frame, hdr, msg)
+	}
+	if c.auth.expired(time.Now()) {
+		// KIP-368: a session that ran out takes only re-authentication.
+		return fmt.Errorf("api key %d after the SASL session expired at %s: %w", hdr.APIKey, c.auth.expires.Format(time.RFC3339Nano), errPreAuth)
+	}
 
 	hdr, body, room, err := planDecode(frame, hdr, msg, min(produceRoom(len(frame)), c.srv.decode.share))
 	if err != nil {

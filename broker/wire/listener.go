@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+
+	"github.com/brokerd/brokerd/broker/sasl"
 )
 
 // DefaultListenerName is the name of the listener a Config without
@@ -31,6 +33,10 @@ type Listener struct {
 	// handshake; an error refuses the connection. Nil, or a plaintext
 	// listener: AnonymousPrincipal.
 	Principal func(*tls.ConnectionState) (string, error)
+	// SASL, if set, makes the listener's clients authenticate with SASL
+	// (after TLS, if set) before anything but ApiVersions is answered;
+	// the principal is then User:<name>.
+	SASL *sasl.Server
 }
 
 // boundListener is a Listener with its socket.

@@ -31,7 +31,10 @@ type Server struct {
 	handler  Handler
 	log      *slog.Logger
 	budget   *budget // the frame pool
-	decode   *budget // the decode pool
+	// closer closes connections whose authentication failed, after
+	// FailedAuthDelay.
+	closer delayedCloser
+	decode *budget // the decode pool
 
 	// drain is closed when Shutdown starts (see Draining).
 	drain *drainSignal
@@ -271,6 +274,7 @@ func (s *Server) Close() error {
 	for _, c := range conns {
 		c.abort(ErrServerClosed)
 	}
+	s.closer.closeAll()
 	return err
 }
 

@@ -13,8 +13,12 @@ type slot struct {
 	hdr  RequestHeader
 	req  *Request // nil for answers wire makes itself
 	resp kmsg.Response
-	err  error
-	done chan struct{} // closed once resp and err are set
+	// raw, with rawToken, is a bare SASL token to write with only its
+	// size prefix (after a v0 SaslHandshake).
+	raw      []byte
+	rawToken bool
+	err      error
+	done     chan struct{} // closed once resp and err are set
 
 	// The frame's ticket is released when both the handler (which may
 	// still reference the frame) and the writer are done with the slot;
@@ -36,6 +40,14 @@ func newSlot(hdr RequestHeader, req *Request, tk, dtk ticket) *slot {
 // is no longer referenced, so it holds no budget.
 func newAnsweredSlot(hdr RequestHeader, resp kmsg.Response) *slot {
 	s := &slot{hdr: hdr, resp: resp, done: make(chan struct{})}
+	close(s.done)
+	s.refs.Store(1)
+	return s
+}
+
+// newRawSlot returns an answered slot holding a bare SASL token.
+func newRawSlot(token []byte) *slot {
+	s := &slot{raw: token, rawToken: true, done: make(chan struct{})}
 	close(s.done)
 	s.refs.Store(1)
 	return s

@@ -30,7 +30,11 @@ func (e *Error) Error() string {
 		}
 		return msg
 	}
-	return fmt.Sprintf("%s: %s=%q: %v", e.Origin, e.Key, e.Value, e.Err)
+	v := fmt.Sprintf("%q", e.Value)
+	if k, ok := Lookup(e.Key); ok && k.Secret {
+		v = "(hidden)"
+	}
+	return fmt.Sprintf("%s: %s=%s: %v", e.Origin, e.Key, v, e.Err)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

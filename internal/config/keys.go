@@ -21,7 +21,10 @@ type Key struct {
 	Family string
 	// Topic marks a key that supplies a broker-level topic config default.
 	Topic bool
-	check func(v string) error
+	// Secret marks a key whose value holds passwords: errors and
+	// --print-config show "(hidden)" instead.
+	Secret bool
+	check  func(v string) error
 }
 
 // aliases are Kafka's older names for a key: they set the key they name.
@@ -37,7 +40,17 @@ var brokerKeys = []Key{
 	{Name: "advertised.listeners", check: checkAdvertised,
 		Doc: "What Metadata tells clients to connect to, per listener name, NAME://host:port,... A client is given the addresses of the listener it came in on. A listener not named here advertises its bound address, or this host's name when it binds every interface."},
 	{Name: "listener.security.protocol.map", Default: defaultProtocolMap, check: checkProtocolMap,
-		Doc: "The security protocol of each listener name, NAME:PROTOCOL,... PLAINTEXT and SSL are served; SASL_PLAINTEXT and SASL_SSL are refused at start-up (not built yet)."},
+		Doc: "The security protocol of each listener name, NAME:PROTOCOL,...: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (TLS, then SASL)."},
+	{Name: "sasl.enabled.mechanisms", Default: "SCRAM-SHA-256,SCRAM-SHA-512", check: checkMechanisms,
+		Doc: "SASL mechanisms of the SASL_PLAINTEXT and SASL_SSL listeners: SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN (checked against the stored SCRAM credentials). Kafka's default GSSAPI is not supported; PLAIN is off by default since it sends the password itself."},
+	{Name: "sasl.server.max.receive.size", Default: "524288", check: intRange(32, 64, 1<<31-1),
+		Doc: "Largest frame a SASL listener reads before the client has authenticated; a larger one closes the connection before anything is allocated."},
+	{Name: "connections.max.reauth.ms", Default: "0", check: intRange(64, 0, 1<<63-1),
+		Doc: "KIP-368: a SASL session lasts this long; SaslAuthenticate v1+ tells the client, and a connection that has not re-authenticated by then is closed at its next request. 0: sessions do not expire."},
+	{Name: "connection.failed.authentication.delay.ms", Default: "100", check: intRange(32, 0, 1<<31-1),
+		Doc: "How long a connection whose SASL authentication failed waits before it is answered and closed (at most 4096 connections wait at once; more are closed at once)."},
+	{Name: "brokerd.sasl.bootstrap.users", Secret: true, check: checkBootstrapUsers,
+		Doc: "Users the raft leader creates at start when they do not exist yet, NAME:MECHANISM:PASSWORD,... (MECHANISM is SCRAM-SHA-256 or SCRAM-SHA-512; a password may hold ':' but not ','). An existing user is never overwritten; followers do nothing. Hidden in errors and --print-config."},
 	{Name: "ssl.keystore.type", Default: "PEM", check: oneOf("PEM"),
 		Doc: "The key store's format. PEM only (KIP-651); Kafka's default JKS is not read."},
 	{Name: "ssl.keystore.location",

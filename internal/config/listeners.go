@@ -173,11 +173,11 @@ func (c *Config) listeners(cfg *node.Config) error {
 			return bad("listeners", fmt.Errorf("listener %s has no security protocol: add %s:PLAINTEXT or %s:SSL to listener.security.protocol.map", l.name, l.name, l.name))
 		}
 		switch proto {
-		case node.ProtocolPlaintext:
-		case node.ProtocolSSL:
+		case node.ProtocolPlaintext, node.ProtocolSASLPlaintext:
+		case node.ProtocolSSL, node.ProtocolSASLSSL:
 			ssl = append(ssl, l.name)
 		default:
-			return bad("listeners", fmt.Errorf("listener %s uses %s: SASL is not built yet (PLAINTEXT and SSL are)", l.name, proto))
+			return bad("listeners", fmt.Errorf("listener %s uses unknown security protocol %s", l.name, proto))
 		}
 		cfg.Listeners = append(cfg.Listeners, node.Listener{Name: l.name, Protocol: proto, Addr: l.addr, Advertised: adv[l.name]})
 	}

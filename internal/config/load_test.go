@@ -227,8 +227,10 @@ func TestListenersConfig(t *testing.T) {
 
 	for _, tt := range []struct{ name, props, want string }{
 		{"protocol not in the map", "listeners=CLIENT://:9094\n", "listener CLIENT has no security protocol"},
-		{"SASL", "listeners=SASL_SSL://:9094\n", "SASL is not built yet"},
-		{"SASL by the map", "listeners=INTERNAL://:9094\nlistener.security.protocol.map=INTERNAL:SASL_PLAINTEXT\n", "SASL is not built yet"},
+		{"SASL_SSL without a keystore", "listeners=SASL_SSL://:9094\n", "set ssl.keystore.location"},
+		{"unknown mechanism", "listeners=SASL_PLAINTEXT://:9094\nsasl.enabled.mechanisms=GSSAPI\n", `mechanism "GSSAPI" is not supported`},
+		{"bootstrap user without a mechanism", "brokerd.sasl.bootstrap.users=admin:secret\n", "want NAME:MECHANISM:PASSWORD"},
+		{"bootstrap user with PLAIN", "brokerd.sasl.bootstrap.users=admin:PLAIN:secret\n", "want SCRAM-SHA-256 or SCRAM-SHA-512"},
 		{"missing keystore", "listeners=SSL://:9093\n", "set ssl.keystore.location"},
 		{"client auth without truststore", "listeners=SSL://:9093\nssl.keystore.location=/k.pem\nssl.client.auth=required\n", "set ssl.truststore.location"},
 		{"advertised listener not bound", "advertised.listeners=SSL://broker1:9093\n", "listener SSL is not in listeners"},

@@ -76,6 +76,9 @@ func (c *Config) Node() (node.Config, error) {
 	cfg.AdminAddr = c.String("brokerd.admin.listener")
 	cfg.NoPartitionMetrics = !c.Bool("brokerd.metrics.partition.enable")
 	cfg.TopicDefaults = c.TopicDefaults()
+	if err := c.sasl(&cfg); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 

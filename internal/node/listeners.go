@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/brokerd/brokerd/broker/sasl"
 	"github.com/brokerd/brokerd/broker/wire"
 	"github.com/brokerd/brokerd/internal/tlsconf"
 	"github.com/brokerd/brokerd/raftstore"
@@ -14,8 +15,10 @@ import (
 
 // Security protocols, as Kafka's listener.security.protocol.map names them.
 const (
-	ProtocolPlaintext = "PLAINTEXT"
-	ProtocolSSL       = "SSL"
+	ProtocolPlaintext     = "PLAINTEXT"
+	ProtocolSSL           = "SSL"
+	ProtocolSASLPlaintext = "SASL_PLAINTEXT"
+	ProtocolSASLSSL       = "SASL_SSL"
 )
 
 // Listener is one Kafka listener.
@@ -42,8 +45,9 @@ func (cfg *Config) listeners() []Listener {
 }
 
 // wireListeners turns the listeners into the wire server's, reading the
-// TLS key store when one of them is SSL (the returned server, else nil).
-func wireListeners(cfg *Config) ([]wire.Listener, *tlsconf.Server, error) {
+// TLS key store when one of them is SSL or SASL_SSL (the returned server,
+// else nil). SASL listeners authenticate with saslSrv.
+func wireListeners(cfg *Config, saslSrv *sasl.Server) ([]wire.Listener, *tlsconf.Server, error) {
 	var out []wire.Listener
 	var tlsSrv *tlsconf.Server
 	seen := map[string]bool{}
@@ -58,18 +62,24 @@ func wireListeners(cfg *Config) ([]wire.Listener, *tlsconf.Server, error) {
 		wl := wire.Listener{Name: l.Name, Addr: l.Addr}
 		switch l.Protocol {
 		case ProtocolPlaintext:
-		case ProtocolSSL:
+		case ProtocolSSL, ProtocolSASLSSL:
 			if tlsSrv == nil {
 				var err error
 				if tlsSrv, err = tlsconf.New(cfg.TLS, cfg.Logger.With("component", "tls")); err != nil {
 					return nil, nil, fmt.Errorf("listener %s: %w", l.Name, err)
 				}
 			}
-			wl.TLS, wl.Principal = tlsSrv.TLSConfig(), tlsSrv.Principal
-		case "SASL_PLAINTEXT", "SASL_SSL":
-			return nil, nil, fmt.Errorf("listener %s: security protocol %s: SASL is not built yet (PLAINTEXT and SSL are)", l.Name, l.Protocol)
+			wl.TLS = tlsSrv.TLSConfig()
+			if l.Protocol == ProtocolSSL {
+				wl.Principal = tlsSrv.Principal
+			} else {
+				// The principal comes from SASL, as in Kafka.
+				wl.SASL = saslSrv
+			}
+		case ProtocolSASLPlaintext:
+			wl.SASL = saslSrv
 		default:
-			return nil, nil, fmt.Errorf("listener %s: unknown security protocol %q (want PLAINTEXT or SSL)", l.Name, l.Protocol)
+			return nil, nil, fmt.Errorf("listener %s: unknown security protocol %q (want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)", l.Name, l.Protocol)
 		}
 		out = append(out, wl)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/brokerd/brokerd/broker"
 	"github.com/brokerd/brokerd/broker/fetchsession"
+	"github.com/brokerd/brokerd/broker/sasl"
 	"github.com/brokerd/brokerd/broker/wire"
 	"github.com/brokerd/brokerd/internal/metrics"
 	"github.com/brokerd/brokerd/internal/tlsconf"
@@ -36,6 +37,12 @@ type Config struct {
 	Listeners []Listener
 	// TLS is the SSL listeners' ssl.* settings.
 	TLS tlsconf.Config
+	// SASLMechanisms is sasl.enabled.mechanisms (nil: SCRAM-SHA-256 and
+	// SCRAM-SHA-512).
+	SASLMechanisms []string
+	// SASLBootstrapUsers are created by the leader at start when absent
+	// (brokerd.sasl.bootstrap.users).
+	SASLBootstrapUsers []BootstrapUser
 	// AdminAddr is the admin HTTP listener; empty disables it.
 	AdminAddr string
 	RaftAddr  string
@@ -181,8 +188,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, logger: cfg.Logger, serveErr: make(chan error, 3),
 		metrics: metrics.New(metrics.Options{Version: cfg.Version})}
 
+	saslSrv, err := sasl.NewServer(cfg.SASLMechanisms, n.scramLookup)
+	if err != nil {
+		return nil, fmt.Errorf("sasl.enabled.mechanisms: %w", err)
+	}
 	wcfg := cfg.Wire
-	if wcfg.Listeners, n.tls, err = wireListeners(&cfg); err != nil {
+	if wcfg.Listeners, n.tls, err = wireListeners(&cfg, saslSrv); err != nil {
 		return nil, err
 	}
 	wcfg.Logger = cfg.Logger.With("component", "kafka")
@@ -307,6 +318,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.bgCancel = cancelBG
 	go n.processors.Run(bg)
 	go n.registerSelf(bg, selfInfo(cfg, eps, adminAdv))
+	if len(cfg.SASLBootstrapUsers) > 0 {
+		go n.bootstrapUsers(bg, cfg.SASLBootstrapUsers)
+	}
 	go func() {
 		if err := n.kafka.Serve(); err != nil {
 			n.serveErr <- fmt.Errorf("kafka listener: %w", err)

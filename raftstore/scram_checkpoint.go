@@ -1,0 +1,75 @@
+package raftstore
+
+import (
+	"encoding/json"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// bucketScram holds the SCRAM credentials, keyed by user NUL mechanism.
+var bucketScram = []byte("scram_credentials")
+
+// checkpointScram captures the credentials changed since the last
+// checkpoint.
+func (f *fsm) checkpointScram(job *ckptJob) error {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	for k := range f.dirty.scram {
+		c, ok := f.scram[k]
+		if !ok {
+			job.delete(bucketScram, k.storeKey())
+			continue
+		}
+		if err := job.putJSON(bucketScram, k.storeKey(), c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadScram reads the credentials of a checkpoint.
+func (f *fsm) loadScram(tx *bolt.Tx) error {
+	b := tx.Bucket(bucketScram)
+	if b == nil {
+		return nil
+	}
+	return b.ForEach(func(k, v []byte) error {
+		var c ScramCredential
+		if err := json.Unmarshal(v, &c); err != nil {
+			return fmt.Errorf("decode SCRAM credential %q: %w", k, err)
+		}
+		f.scram[c.key()] = c
+		return nil
+	})
+}
+
+// manifestScram lists the credentials for a snapshot.
+func (f *fsm) manifestScram() []ScramCredential {
+	out := make([]ScramCredential, 0, len(f.scram))
+	for _, c := range f.scram {
+		out = append(out, c)
+	}
+	sortScram(out)
+	return out
+}
+
+// writeManifestScram stores a snapshot's credentials.
+func writeManifestScram(tx *bolt.Tx, m *manifest) error {
+	if tx.Bucket(bucketScram) != nil {
+		if err := tx.DeleteBucket(bucketScram); err != nil {
+			return fmt.Errorf("clear bucket %s: %w", bucketScram, err)
+		}
+	}
+	b, err := tx.CreateBucket(bucketScram)
+	if err != nil {
+		return fmt.Errorf("create bucket %s: %w", bucketScram, err)
+	}
+	for i := range m.Scram {
+		c := &m.Scram[i]
+		if err := putJSON(b, c.key().storeKey(), c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
