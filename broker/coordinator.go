@@ -91,6 +91,7 @@ func (b *Broker) runCoordinator() {
 				break
 			}
 			term = b.store.LeaderEpoch()
+			b.records.setTerm(term)
 			leading = true
 			nextExpiry = time.Now().Add(b.cfg.OffsetsRetentionCheckInterval)
 			b.groups.Activate(b.store.GroupMembersRecords())

@@ -340,7 +340,7 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 		if err := decodeJSON(l.Data, &c); err != nil {
 			return err
 		}
-		return f.applyGroupMembers(&c)
+		return f.applyGroupMembers(&c, int32(l.Term))
 	case cmdScramAlter:
 		var c scramAlterCmd
 		if err := decodeJSON(l.Data, &c); err != nil {

@@ -23,6 +23,11 @@ import (
 // limit.
 const MaxGroupMembersBytes = 4 << 20
 
+// MaxGroupMembersBatch is how many record bytes a writer puts in one
+// command: encoded (base64 in JSON) they stay within one raft entry's
+// share, maxEntryBytes. A record larger than this goes alone.
+const MaxGroupMembersBatch = maxEntryBytes * 3 / 4
+
 // GroupMembers is one group's membership record; a nil Data deletes it.
 type GroupMembers struct {
 	Group string `json:"group"`
@@ -30,6 +35,11 @@ type GroupMembers struct {
 }
 
 type groupMembersCmd struct {
+	// Term is the raft term of the leadership whose coordinator wrote the
+	// records: apply refuses them in an entry of any other term, so that
+	// records a coordinator queued before it lost leadership cannot land
+	// after a later coordinator (even on the same node) read the records.
+	Term    int32          `json:"term"`
 	Records []GroupMembers `json:"records"`
 }
 
@@ -46,10 +56,14 @@ func (c *groupMembersCmd) validate() error {
 }
 
 // applyGroupMembers stores the records in order (a later record of the
-// same group wins), or none of them if any is invalid.
-func (f *fsm) applyGroupMembers(c *groupMembersCmd) error {
+// same group wins), or none of them if any is invalid or the entry is of
+// another term than the one they were written in.
+func (f *fsm) applyGroupMembers(c *groupMembersCmd, term int32) error {
 	if err := c.validate(); err != nil {
 		return err
+	}
+	if c.Term != term {
+		return fmt.Errorf("%w: group membership records of the leader of term %d, committed in term %d", ErrNotLeader, c.Term, term)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -89,10 +103,11 @@ func (f *fsm) loadGroupMembers(tx *bolt.Tx) error {
 	})
 }
 
-// StoreGroupMembers writes membership records through raft, in order. It
-// returns once they are committed and applied.
-func (s *Store) StoreGroupMembers(ctx context.Context, records []GroupMembers) error {
-	c := groupMembersCmd{Records: records}
+// StoreGroupMembers writes membership records through raft, in order, for
+// the coordinator of the leadership of term (LeaderEpoch when it started).
+// It returns once they are committed and applied.
+func (s *Store) StoreGroupMembers(ctx context.Context, term int32, records []GroupMembers) error {
+	c := groupMembersCmd{Term: term, Records: records}
 	if err := c.validate(); err != nil {
 		return err
 	}

@@ -180,7 +180,7 @@ func TestSnapshotInstallCatchUp(t *testing.T) {
 	if err := ld.CreateTopic(ctx, "later", topic.NewID(), 1, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := ld.StoreGroupMembers(ctx, []GroupMembers{{Group: "g", Data: []byte(`{"generation":3}`)}}); err != nil {
+	if err := ld.StoreGroupMembers(ctx, ld.LeaderEpoch(), []GroupMembers{{Group: "g", Data: []byte(`{"generation":3}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	// Wait until the leader's raft log no longer holds what the follower

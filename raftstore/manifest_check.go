@@ -69,6 +69,12 @@ func (m *manifest) validate() error {
 			return fmt.Errorf("%w: SCRAM credential %d: %w", errBadSnapshot, i, err)
 		}
 	}
+	for group, data := range m.GroupMembers {
+		c := groupMembersCmd{Records: []GroupMembers{{Group: group, Data: data}}}
+		if err := c.validate(); err != nil || data == nil {
+			return fmt.Errorf("%w: membership record of group %.64q: %v", errBadSnapshot, group, err)
+		}
+	}
 	for group, offs := range m.Groups {
 		if len(group) > MaxIDBytes {
 			return fmt.Errorf("%w: group id of %d bytes", errBadSnapshot, len(group))

@@ -103,6 +103,14 @@ func (f *fsm) applyOffsetCommit(c *offsetCommitCmd) []error {
 func (f *fsm) applyOffsetDelete(c *offsetDeleteCmd) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if c.All {
+		// DeleteGroups: the group's membership record goes in the same
+		// step as its offsets.
+		if _, ok := f.members[c.Group]; ok {
+			delete(f.members, c.Group)
+			f.dirty.members[c.Group] = true
+		}
+	}
 	g := f.groups[c.Group]
 	if g == nil {
 		return

@@ -9,8 +9,8 @@ import (
 // Protocol is one protocol a member supports (an assignor, for consumers)
 // with its metadata (the subscription).
 type Protocol struct {
-	Name     string
-	Metadata []byte
+	Name     string `json:"name"`
+	Metadata []byte `json:"metadata,omitempty"`
 }
 
 // JoinRequest is a JoinGroup request, version differences resolved.

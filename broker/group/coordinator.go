@@ -76,9 +76,10 @@ func (c *Coordinator) Activate(records map[string][]byte) {
 		g, err := restoreGroup(&c.cfg, id, data, now)
 		if err != nil {
 			c.logger.Warn("group membership not restored; its members rejoin", "group", id, "err", err)
-			continue
 		}
-		c.adopt(g)
+		if g != nil {
+			c.adopt(g)
+		}
 	}
 	c.logger.Info("group coordinator active", "groups", len(c.groups))
 }

@@ -12,6 +12,7 @@ import (
 // handed out but never used, sessions without heartbeats, the end of the
 // join phase, and SyncGroups that never came.
 func (g *group) tick(now time.Time) {
+	g.retryRecord(now)
 	expiredPending := false
 	for id, exp := range g.pending {
 		if !now.Before(exp) {

@@ -75,6 +75,15 @@ type group struct {
 	// written: the members learn their assignments only once it is.
 	store   func(gone bool, then func(now time.Time, err *kerr.Error))
 	storing bool
+	// durableGen is the newest generation whose record is durable: only
+	// its members may commit offsets, so that no generation anyone
+	// committed in is handed out again by a coordinator that takes over.
+	durableGen int32
+	// recordStale is set when a record that needs no answer (the group
+	// emptied, a static member's new id) failed to be written; Tick
+	// writes the group's record again from retryAt on.
+	recordStale bool
+	retryAt     time.Time
 }
 
 func newGroup(cfg *Config, id string, now time.Time) *group {

@@ -166,10 +166,24 @@ func (g *group) replaceStatic(now time.Time, oldID, newID string, req *JoinReque
 				r.SkipAssignment = true
 				r.Members = g.memberMetadata()
 			}
-			// The old id is fenced from now on: a new coordinator
-			// must know the new one.
-			g.store(false, nil)
-			deliver(ch, r)
+			// The member learns its new id once the record with it
+			// is durable, so that a coordinator that takes over
+			// fences the old one too (as Kafka answers only once its
+			// write is done). If the write fails the member is told
+			// and the group rebalances.
+			m.joinCh = ch
+			gen := g.generation
+			g.store(false, func(now time.Time, err *kerr.Error) {
+				if g.members[newID] != m || m.joinCh != ch || g.generation != gen {
+					return // answered by whatever came since
+				}
+				if err != nil {
+					m.answerJoin(JoinResult{Err: err, MemberID: newID, Generation: -1})
+					g.maybePrepareRebalance(now, "storing a static member's new member id failed")
+					return
+				}
+				m.answerJoin(r)
+			})
 			return
 		}
 		m.joinCh = ch

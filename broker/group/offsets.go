@@ -50,7 +50,10 @@ func (c *Coordinator) ValidateCommit(groupID string, generation int32, memberID 
 		return kerr.UnknownMemberID
 	case generation != g.generation:
 		return kerr.IllegalGeneration
-	case g.state == CompletingRebalance:
+	case g.state == CompletingRebalance, generation != g.durableGen:
+		// A generation whose record is not durable (its rebalance was
+		// cut short, or the write failed) may be handed out again after
+		// a coordinator move: nobody commits in it.
 		return kerr.RebalanceInProgress
 	}
 	m.heartbeat(c.cfg.Clock.Now())

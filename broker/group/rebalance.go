@@ -94,7 +94,7 @@ func (g *group) completeJoin(now time.Time) {
 		g.state = Empty
 		g.emptySince = now
 		g.logger.Info("group is empty", "generation", g.generation)
-		g.store(false, nil)
+		g.storeLatest()
 		return
 	}
 	g.protocol = g.selectProtocol()

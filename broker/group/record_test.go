@@ -1,6 +1,7 @@
 package group
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -152,36 +153,103 @@ func TestRecordWriteFailureFailsTheRebalance(t *testing.T) {
 	}
 }
 
-// A write that completes after the coordinator moved on touches nothing.
-func TestRecordWriteAfterDeactivateIsIgnored(t *testing.T) {
+// A rebalance cut short before its record was written leaves the group
+// at a generation a new coordinator would not know: nobody may commit in
+// it.
+func TestNoCommitsInAGenerationNotDurable(t *testing.T) {
 	st := &recordStore{records: map[string][]byte{}}
 	c, _ := newTestCoordinator(t, func(c *Config) { c.Persist = st.persist })
 	a, ch := joinNew(t, c, joinReq("g", ""))
 	mustNow(t, ch, "a joins")
-	st.held = true
-	chSync := c.Sync(SyncRequest{Group: "g", Generation: 1, MemberID: a, Assignments: []Assignment{{MemberID: a, Assignment: []byte("p0")}}})
-	c.Deactivate()
-	wantErr(t, "sync after deactivate", (<-chSync).Err, kerr.NotCoordinator)
-	c.Activate(nil)
-	st.release()
-	if d, _ := c.Describe("g", false); d.State != "Dead" {
-		t.Fatalf("group after a stale write: %s", d.State)
+	if r := <-c.Sync(SyncRequest{Group: "g", Generation: 1, MemberID: a, Assignments: []Assignment{{MemberID: a, Assignment: []byte("p0")}}}); r.Err != nil {
+		t.Fatalf("sync: %+v", r)
+	}
+	wantErr(t, "commit in the durable generation", c.ValidateCommit("g", 1, a, nil, noOffsets), nil)
+	// b joins; a rejoins; generation 2 completes its join, then b leaves
+	// before the leader's SyncGroup: the group prepares another rebalance
+	// at generation 2, whose record was never written.
+	b, chB := joinNew(t, c, joinReq("g", ""))
+	mustWait(t, chB, "b waits")
+	mustNow(t, c.Join(joinReq("g", a)), "a rejoins")
+	if r := mustNow(t, chB, "b joins"); r.Generation != 2 {
+		t.Fatalf("generation %d", r.Generation)
+	}
+	leave, _ := c.Leave("g", []LeavingMember{{MemberID: b}})
+	wantErr(t, "b leaves", leave, nil)
+	if d, _ := c.Describe("g", false); d.State != "PreparingRebalance" {
+		t.Fatalf("state %s", d.State)
+	}
+	wantErr(t, "commit in generation 2", c.ValidateCommit("g", 2, a, nil, noOffsets), kerr.RebalanceInProgress)
+	if recs := st.snapshot(); !strings.Contains(string(recs["g"]), `"generation":1`) {
+		t.Fatalf("record %s", recs["g"])
 	}
 }
 
-// Records that do not describe a group are skipped, not trusted.
+// A static member that restarts takes a new member id only once the
+// record with it is durable; if the write fails it is told so.
+func TestStaticReplacementWaitsForItsRecord(t *testing.T) {
+	st := &recordStore{records: map[string][]byte{}}
+	c, _ := newTestCoordinator(t, func(c *Config) { c.Persist = st.persist })
+	static := func(member string) JoinRequest {
+		r := joinReq("g", member)
+		id := "inst"
+		r.InstanceID = &id
+		return r
+	}
+	r := mustNow(t, c.Join(static("")), "static join")
+	if sr := <-c.Sync(SyncRequest{Group: "g", Generation: r.Generation, MemberID: r.MemberID, Assignments: []Assignment{{MemberID: r.MemberID, Assignment: []byte("p0")}}}); sr.Err != nil {
+		t.Fatalf("sync: %+v", sr)
+	}
+	st.mu.Lock()
+	st.held = true
+	st.mu.Unlock()
+	ch := c.Join(static(""))
+	mustWait(t, ch, "the restarted static member before its record is durable")
+	st.release()
+	if r := <-ch; r.Err != nil || r.Generation != 1 {
+		t.Fatalf("rejoin once durable: %+v", r)
+	}
+	recs := st.snapshot()
+	if !strings.Contains(string(recs["g"]), `"id":"inst-2"`) {
+		t.Fatalf("record %s lacks the new member id", recs["g"])
+	}
+	st.mu.Lock()
+	st.fail = kerr.NotCoordinator
+	st.mu.Unlock()
+	if r := <-c.Join(static("")); r.Err != kerr.NotCoordinator {
+		t.Fatalf("rejoin whose record failed: %+v", r)
+	}
+}
+
+// Records that do not describe a group are not trusted: one that does not
+// decode is skipped, one that decodes gives an Empty group of its
+// generation, so the generation still goes on from there.
 func TestRestoreRefusesBadRecords(t *testing.T) {
 	cfg := Config{}.withDefaults()
 	for name, data := range map[string]string{
-		"not json":           "{",
-		"negative gen":       `{"generation":-1}`,
-		"leader not member":  `{"generation":1,"protocol":"range","leader":"x","members":[{"id":"a","session_timeout_ms":1000}]}`,
-		"no protocol":        `{"generation":1,"leader":"a","members":[{"id":"a","session_timeout_ms":1000}]}`,
-		"no session timeout": `{"generation":1,"protocol":"range","leader":"a","members":[{"id":"a"}]}`,
-		"member twice":       `{"generation":1,"protocol":"range","leader":"a","members":[{"id":"a","session_timeout_ms":1000},{"id":"a","session_timeout_ms":1000}]}`,
+		"not json":     "{",
+		"negative gen": `{"generation":-1}`,
 	} {
-		if _, err := restoreGroup(&cfg, "g", []byte(data), time.Now()); err == nil {
-			t.Errorf("%s: restored", name)
+		if g, err := restoreGroup(&cfg, "g", []byte(data), time.Now()); err == nil || g != nil {
+			t.Errorf("%s: restored %v", name, g)
 		}
+	}
+	for name, data := range map[string]string{
+		"leader not member":  `{"generation":4,"protocol_type":"consumer","protocol":"range","leader":"x","members":[{"id":"a","session_timeout_ms":1000,"protocols":[{"name":"range"}]}]}`,
+		"no protocol type":   `{"generation":4,"protocol":"range","leader":"a","members":[{"id":"a","session_timeout_ms":1000,"protocols":[{"name":"range"}]}]}`,
+		"no session timeout": `{"generation":4,"protocol_type":"consumer","protocol":"range","leader":"a","members":[{"id":"a","protocols":[{"name":"range"}]}]}`,
+		"member twice":       `{"generation":4,"protocol_type":"consumer","protocol":"range","leader":"a","members":[{"id":"a","session_timeout_ms":1000,"protocols":[{"name":"range"}]},{"id":"a","session_timeout_ms":1000,"protocols":[{"name":"range"}]}]}`,
+		"instance twice":     `{"generation":4,"protocol_type":"consumer","protocol":"range","leader":"a","members":[{"id":"a","instance_id":"i","session_timeout_ms":1000,"protocols":[{"name":"range"}]},{"id":"b","instance_id":"i","session_timeout_ms":1000,"protocols":[{"name":"range"}]}]}`,
+		"protocol missing":   `{"generation":4,"protocol_type":"consumer","protocol":"range","leader":"a","members":[{"id":"a","session_timeout_ms":1000,"protocols":[{"name":"roundrobin"}]}]}`,
+	} {
+		g, err := restoreGroup(&cfg, "g", []byte(data), time.Now())
+		if err == nil || g == nil || g.state != Empty || g.generation != 4 || len(g.members) != 0 {
+			t.Errorf("%s: %v, group %+v", name, err, g)
+		}
+	}
+	// An empty protocol name is one a group can have.
+	g, err := restoreGroup(&cfg, "g", []byte(`{"generation":2,"protocol_type":"x","protocol":"","leader":"a","members":[{"id":"a","session_timeout_ms":1000,"protocols":[{"name":""}]}]}`), time.Now())
+	if err != nil || g.state != Stable {
+		t.Errorf("empty protocol name: %v", err)
 	}
 }

@@ -68,6 +68,9 @@ func (g *group) assign(plan []Assignment) {
 			return // the group moved on while the record was written
 		}
 		g.storing = false
+		if err == nil {
+			g.durableGen = gen
+		}
 		if err != nil {
 			for _, m := range g.members {
 				m.assignment = nil
