@@ -67,6 +67,13 @@ type scenario struct {
 	expect []string
 }
 
+// harnessArgs are every harness node's settings. The first rebalance of
+// a new group waits group.initial.rebalance.delay.ms (3 s by default, and
+// as long again for each member that arrives meanwhile): with a fault every
+// few seconds the copiers' group would rarely form at all. Kafka's own
+// test clusters set it to 0 too.
+var harnessArgs = []string{"--override", "group.initial.rebalance.delay.ms=0"}
+
 // extraScenarios is appended to by other files' init functions (the
 // faults of fault_*_test.go, say); TestHarness runs them after its own.
 var extraScenarios []scenario
@@ -163,7 +170,7 @@ func runScenario(t *testing.T, sc scenario) {
 			}
 		}
 		return args
-	}, sc.args...)
+	}, append(harnessArgs, sc.args...)...)
 	createClusterTopic(t, c, harnessIn, harnessPartitions)
 	createClusterTopic(t, c, harnessOut, harnessPartitions)
 
