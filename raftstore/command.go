@@ -35,6 +35,8 @@ const (
 	cmdProcPause
 	cmdProcDelete
 	cmdProcStep
+	cmdCreateACLs
+	cmdDeleteACLs
 )
 
 func (t cmdType) String() string {
@@ -89,6 +91,10 @@ func (t cmdType) String() string {
 		return "processor-delete"
 	case cmdProcStep:
 		return "processor-step"
+	case cmdCreateACLs:
+		return "create-acls"
+	case cmdDeleteACLs:
+		return "delete-acls"
 	}
 	return fmt.Sprintf("cmd(%d)", byte(t))
 }

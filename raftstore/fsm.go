@@ -86,6 +86,8 @@ type fsm struct {
 
 	// procs are the processors (proc.go).
 	procs procTable
+	// acls are the access control bindings (acls.go).
+	acls aclTable
 
 	appliedIndex atomic.Uint64
 	notifyMu     sync.Mutex
@@ -100,6 +102,7 @@ type dirtySet struct {
 	parts     map[string]*partition
 	offsets   map[string]bool // offsetKey
 	txns      map[string]bool
+	acls      map[string]bool // acl.Binding.Key
 }
 
 func (d *dirtySet) reset() {
@@ -109,6 +112,7 @@ func (d *dirtySet) reset() {
 	d.parts = make(map[string]*partition)
 	d.offsets = make(map[string]bool)
 	d.txns = make(map[string]bool)
+	d.acls = make(map[string]bool)
 }
 
 // checkpointBytes bounds how much appended data waits for a checkpoint, and
@@ -327,6 +331,18 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 			return err
 		}
 		return f.applyProcStep(c, int32(l.Term))
+	case cmdCreateACLs:
+		var c createACLsCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyCreateACLs(&c)
+	case cmdDeleteACLs:
+		var c deleteACLsCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyDeleteACLs(&c)
 	default:
 		// Skipping it would leave this replica different from the newer
 		// ones that understood it.

@@ -240,6 +240,9 @@ func writeManifestState(tx *bolt.Tx, m *manifest) error {
 			return err
 		}
 	}
+	if err := writeManifestACLs(tx, m); err != nil {
+		return err
+	}
 	return writeManifestProcessors(tx, m)
 }
 
@@ -265,6 +268,7 @@ func (f *fsm) reload() error {
 	f.applied = nf.applied
 	f.txnMu.Unlock()
 	f.mu.Unlock()
+	f.acls.set(nf.acls.byKey)
 	f.procs.mu.Lock()
 	f.procs.infos, f.procs.delta, f.procs.dirty, f.procs.dropped = nf.procs.infos, nf.procs.delta, nf.procs.dirty, nf.procs.dropped
 	f.procs.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/brokerd/brokerd/log"
+	"github.com/brokerd/brokerd/raftstore/acl"
 	"github.com/brokerd/brokerd/topic"
 )
 
@@ -29,6 +30,8 @@ type manifest struct {
 	// Processors and their whole state (proc_checkpoint.go).
 	Processors     []*ProcessorInfo        `json:"processors,omitempty"`
 	ProcessorState map[string][]StateEntry `json:"processor_state,omitempty"`
+	// ACLs are the access control bindings (acls_checkpoint.go).
+	ACLs []acl.Binding `json:"acls,omitempty"`
 }
 
 type manifestPartition struct {
@@ -82,6 +85,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	for _, t := range f.txns {
 		m.Txns = append(m.Txns, t.clone())
 	}
+	f.manifestACLs(&m)
 	if err := f.manifestProcessors(&m); err != nil {
 		return nil, fmt.Errorf("snapshot: processors: %w", err)
 	}
