@@ -49,6 +49,10 @@ var supported = map[int16]apiRange{
 	int16(kmsg.DescribeProducers):    {0, 0},
 	int16(kmsg.DescribeTransactions): {0, 0},
 	int16(kmsg.ListTransactions):     {0, 1},
+	// ACLs (acls.go).
+	int16(kmsg.DescribeACLs): {0, 3},
+	int16(kmsg.CreateACLs):   {0, 3},
+	int16(kmsg.DeleteACLs):   {0, 3},
 }
 
 // Versions reports the advertised range of an API key (a wire.Versions).
