@@ -126,7 +126,9 @@ func authFetch(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(kms
 		if replica {
 			return clusterOK
 		}
-		return a.topic(acl.OpRead, nameOf(t))
+		name := nameOf(t)
+		// An unknown topic id is the handler's to answer (UNKNOWN_TOPIC_ID).
+		return name == "" || a.topic(acl.OpRead, name)
 	})
 	if len(denied) == 0 {
 		return nil, nil
