@@ -13,6 +13,7 @@ import (
 	"github.com/brokerd/brokerd/broker/group"
 	"github.com/brokerd/brokerd/broker/wire"
 	"github.com/brokerd/brokerd/raftstore"
+	"github.com/brokerd/brokerd/raftstore/acl"
 )
 
 // Config is the broker-level behaviour that Kafka configures in
@@ -57,6 +58,8 @@ type Config struct {
 	// (max.incremental.fetch.session.cache.slots); zero values take
 	// Kafka's defaults.
 	FetchSessions fetchsession.Config
+	// Authorizer turns ACL authorization on (authz.go).
+	Authorizer AuthorizerConfig
 
 	Logger *slog.Logger
 }
@@ -70,8 +73,11 @@ type Broker struct {
 
 	// groups is the group coordinator, active while this node leads raft
 	// (runCoordinator).
-	groups    *group.Coordinator
-	sessions  *fetchsession.Cache
+	groups   *group.Coordinator
+	sessions *fetchsession.Cache
+	// policy is the authorizer's local configuration (super users, the
+	// default when no ACL is found).
+	policy    *acl.Policy
 	stop      chan struct{}
 	closeOnce sync.Once
 	coordDone chan struct{}
@@ -110,6 +116,7 @@ func New(cfg Config, store *raftstore.Store) *Broker {
 		groups:    newCoordinator(cfg, cfg.Logger, records.persist),
 		records:   records,
 		sessions:  fetchsession.New(cfg.FetchSessions),
+		policy:    newPolicy(cfg.Authorizer),
 		stop:      make(chan struct{}),
 		coordDone: make(chan struct{}),
 	}
@@ -126,7 +133,7 @@ func (b *Broker) FetchSessionStats() (sessions, partitions int, evictions int64)
 // Handle is the wire.Handler: it runs one request and returns its response
 // (nil for acks=0 produce).
 func (b *Broker) Handle(ctx context.Context, req *wire.Request) (kmsg.Response, error) {
-	resp, err := b.dispatch(ctx, req)
+	resp, err := b.authorizeThenHandle(req, func() (kmsg.Response, error) { return b.dispatch(ctx, req) })
 	if err != nil || resp == nil {
 		return resp, err
 	}
@@ -214,6 +221,12 @@ func (b *Broker) dispatch(ctx context.Context, req *wire.Request) (kmsg.Response
 		return b.describeUserScram(r), nil
 	case *kmsg.AlterUserSCRAMCredentialsRequest:
 		return b.alterUserScram(ctx, r), nil
+	case *kmsg.CreateACLsRequest:
+		return b.createACLs(ctx, r), nil
+	case *kmsg.DescribeACLsRequest:
+		return b.describeACLs(r), nil
+	case *kmsg.DeleteACLsRequest:
+		return b.deleteACLs(ctx, r), nil
 	}
 	// The wire layer only passes advertised keys; reaching here is a bug in
 	// the version table, and the connection is closed.

@@ -7,7 +7,8 @@ import (
 )
 
 // groupOperations is the authorized-operations bitfield of a group when
-// asked for: READ (3), DELETE (6) and DESCRIBE (8); brokerd has no ACLs.
+// asked for while the authorizer is off: READ (3), DELETE (6) and
+// DESCRIBE (8). With it on, authDescribeGroups reports the principal's.
 const groupOperations = 1<<3 | 1<<6 | 1<<8
 
 // describeGroups describes each group. A group that does not exist is

@@ -57,6 +57,10 @@ var supported = map[int16]apiRange{
 	// SCRAM credentials (KIP-554).
 	int16(kmsg.DescribeUserSCRAMCredentials): {0, 0},
 	int16(kmsg.AlterUserSCRAMCredentials):    {0, 0},
+	// ACLs (acls.go).
+	int16(kmsg.DescribeACLs): {0, 3},
+	int16(kmsg.CreateACLs):   {0, 3},
+	int16(kmsg.DeleteACLs):   {0, 3},
 }
 
 // Versions reports the advertised range of an API key (a wire.Versions).

@@ -12,6 +12,7 @@ func newRootCmd() *cobra.Command {
 		newProduceCmd(),
 		newConsumeCmd(),
 		newGroupCmd(),
+		newACLCmd(),
 		newClusterCmd(),
 		newProcessorCmd(),
 		newVersionCmd(),

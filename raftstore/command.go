@@ -37,6 +37,8 @@ const (
 	cmdProcStep
 	cmdGroupMembers
 	cmdScramAlter
+	cmdCreateACLs
+	cmdDeleteACLs
 )
 
 func (t cmdType) String() string {
@@ -95,6 +97,10 @@ func (t cmdType) String() string {
 		return "group-members"
 	case cmdScramAlter:
 		return "scram-alter"
+	case cmdCreateACLs:
+		return "create-acls"
+	case cmdDeleteACLs:
+		return "delete-acls"
 	}
 	return fmt.Sprintf("cmd(%d)", byte(t))
 }

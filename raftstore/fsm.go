@@ -90,6 +90,8 @@ type fsm struct {
 
 	// procs are the processors (proc.go).
 	procs procTable
+	// acls are the access control bindings (acls.go).
+	acls aclTable
 
 	appliedIndex atomic.Uint64
 	notifyMu     sync.Mutex
@@ -106,6 +108,7 @@ type dirtySet struct {
 	members   map[string]bool // group
 	txns      map[string]bool
 	scram     map[ScramKey]bool
+	acls      map[string]bool // acl.Binding.Key
 }
 
 func (d *dirtySet) reset() {
@@ -117,6 +120,7 @@ func (d *dirtySet) reset() {
 	d.members = make(map[string]bool)
 	d.txns = make(map[string]bool)
 	d.scram = make(map[ScramKey]bool)
+	d.acls = make(map[string]bool)
 }
 
 // checkpointBytes bounds how much appended data waits for a checkpoint, and
@@ -347,6 +351,18 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 			return err
 		}
 		return f.applyScramAlter(&c)
+	case cmdCreateACLs:
+		var c createACLsCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyCreateACLs(&c)
+	case cmdDeleteACLs:
+		var c deleteACLsCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyDeleteACLs(&c)
 	default:
 		// Skipping it would leave this replica different from the newer
 		// ones that understood it.

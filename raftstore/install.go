@@ -249,6 +249,9 @@ func writeManifestState(tx *bolt.Tx, m *manifest) error {
 	if err := writeManifestScram(tx, m); err != nil {
 		return err
 	}
+	if err := writeManifestACLs(tx, m); err != nil {
+		return err
+	}
 	return writeManifestProcessors(tx, m)
 }
 
@@ -276,6 +279,7 @@ func (f *fsm) reload() error {
 	f.applied = nf.applied
 	f.txnMu.Unlock()
 	f.mu.Unlock()
+	f.acls.set(nf.acls.byKey)
 	f.procs.mu.Lock()
 	f.procs.infos, f.procs.delta, f.procs.dirty, f.procs.dropped = nf.procs.infos, nf.procs.delta, nf.procs.dirty, nf.procs.dropped
 	f.procs.mu.Unlock()

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/brokerd/brokerd/internal/batchtest"
+	"github.com/brokerd/brokerd/raftstore/acl"
 	"github.com/brokerd/brokerd/topic"
 )
 
@@ -183,6 +184,10 @@ func TestSnapshotInstallCatchUp(t *testing.T) {
 	if err := ld.StoreGroupMembers(ctx, ld.LeaderEpoch(), []GroupMembers{{Group: "g", Data: []byte(`{"generation":3}`)}}); err != nil {
 		t.Fatal(err)
 	}
+	// ACLs travel in the snapshot too.
+	if _, err := ld.CreateACLs(ctx, []acl.Binding{{ResourceType: acl.ResourceTopic, ResourceName: "c", PatternType: acl.PatternLiteral, Principal: "User:bob", Host: "*", Operation: acl.OpRead, Permission: acl.PermAllow}}); err != nil {
+		t.Fatal(err)
+	}
 	// Wait until the leader's raft log no longer holds what the follower
 	// has.
 	deadline := time.Now().Add(20 * time.Second)
@@ -230,6 +235,9 @@ func TestSnapshotInstallCatchUp(t *testing.T) {
 	ls, fsums := segmentSums(t, ld.cfg.DataDir), segmentSums(t, fs.cfg.DataDir)
 	if describe(ls) != describe(fsums) {
 		t.Fatalf("segments differ:\nleader   %s\nfollower %s", describe(ls), describe(fsums))
+	}
+	if n := fs.ACLs().Len(); n != 1 {
+		t.Fatalf("the follower holds %d ACLs after the install, want 1", n)
 	}
 	if fs.fsm.installs.Load() == 0 {
 		t.Fatal("the follower caught up without a snapshot install; the test did not test it")

@@ -95,6 +95,9 @@ func (m *manifest) validate() error {
 			return fmt.Errorf("%w: an empty producer", errBadSnapshot)
 		}
 	}
+	if err := m.validateACLs(); err != nil {
+		return err
+	}
 	return m.validateProcessors()
 }
 

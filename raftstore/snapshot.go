@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/brokerd/brokerd/log"
+	"github.com/brokerd/brokerd/raftstore/acl"
 	"github.com/brokerd/brokerd/topic"
 )
 
@@ -32,6 +33,8 @@ type manifest struct {
 	ProcessorState map[string][]StateEntry `json:"processor_state,omitempty"`
 	// Scram holds the SCRAM credentials (scram.go).
 	Scram []ScramCredential `json:"scram,omitempty"`
+	// ACLs are the access control bindings (acls_checkpoint.go).
+	ACLs []acl.Binding `json:"acls,omitempty"`
 }
 
 type manifestPartition struct {
@@ -87,6 +90,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	for _, t := range f.txns {
 		m.Txns = append(m.Txns, t.clone())
 	}
+	f.manifestACLs(&m)
 	if err := f.manifestProcessors(&m); err != nil {
 		return nil, fmt.Errorf("snapshot: processors: %w", err)
 	}

@@ -157,3 +157,18 @@ func checkPeers(v string) error {
 	_, err := ParsePeers(v)
 	return err
 }
+
+// checkSuperUsers accepts super.users: principals Type:name separated by
+// semicolons.
+func checkSuperUsers(v string) error {
+	for _, p := range strings.Split(v, ";") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if typ, name, ok := strings.Cut(p, ":"); !ok || typ == "" || name == "" {
+			return fmt.Errorf("principal %q is not of the form User:name", p)
+		}
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/brokerd/brokerd/internal/node"
@@ -78,6 +79,13 @@ func (c *Config) Node() (node.Config, error) {
 	cfg.TopicDefaults = c.TopicDefaults()
 	if err := c.sasl(&cfg); err != nil {
 		return cfg, err
+	}
+	cfg.Authorizer.Enabled = c.Bool("brokerd.authorizer.enabled")
+	cfg.Authorizer.AllowEveryoneIfNoACLFound = c.Bool("allow.everyone.if.no.acl.found")
+	for _, u := range strings.Split(c.String("super.users"), ";") {
+		if u = strings.TrimSpace(u); u != "" {
+			cfg.Authorizer.SuperUsers = append(cfg.Authorizer.SuperUsers, u)
+		}
 	}
 	return cfg, nil
 }

@@ -75,6 +75,10 @@ type Config struct {
 	// the node then starts without bootstrapping a group of its own.
 	Join string
 
+	// Authorizer is brokerd.authorizer.enabled, super.users and
+	// allow.everyone.if.no.acl.found.
+	Authorizer broker.AuthorizerConfig
+
 	AutoCreateTopics         bool
 	NumPartitions            int32
 	DefaultReplicationFactor int16
@@ -271,6 +275,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		OffsetMetadataMaxBytes:        cfg.OffsetMetadataMaxBytes,
 		FetchSessions:                 fetchsession.Config{Slots: cfg.FetchSessionSlots},
 		ReplicaLag:                    cfg.ReplicaLag,
+		Authorizer:                    cfg.Authorizer,
 		Logger:                        cfg.Logger,
 	}, n.store)
 	n.broker = b
