@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -245,15 +246,23 @@ func checkHistory(events []event) map[string][]string {
 	// same source at two offsets in read_committed reads (aborted
 	// values are reported above, and a value at two offsets already).
 	sourceAt := map[string]map[string][]tpo{}
+	copies := map[tpo]string{} // the copy read at each position
 	for _, r := range rcReads {
 		if _, ok := aborted[r.value]; !ok {
 			addPos(sourceAt, r.at.topic, sourceOf(r.value), r.at)
+			copies[r.at] = r.value
 		}
 	}
 	for _, topic := range sortedKeys(sourceAt) {
 		for _, s := range sortedKeys(sourceAt[topic]) {
 			if at := sourceAt[topic][s]; len(at) > 1 && len(where[topic][s]) <= 1 {
-				an.add(anDuplicate, "%s: input %q copied by more than one committed transaction, read at %v", topic, s, at)
+				// Each copy names its copier and transaction
+				// ("value|process.txn").
+				var named []string
+				for _, p := range at {
+					named = append(named, fmt.Sprintf("%s=%q", p, copies[p]))
+				}
+				an.add(anDuplicate, "%s: input %q copied by more than one committed transaction: %s", topic, s, strings.Join(named, " "))
 			}
 		}
 	}

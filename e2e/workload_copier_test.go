@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -49,6 +51,11 @@ func (w *copierWorkload) start(t *testing.T, c *procCluster, h *history, first i
 	w.first = first
 	w.logs = &logBuffer{}
 	dumpOnFailure(t, "harness copiers (franz-go) log", w.logs.String)
+	// The tail above may hold none of what explains a duplicate: also
+	// every transaction and group event the copiers logged.
+	dumpOnFailure(t, "harness copiers' transaction and group events", func() string {
+		return matchingLines(w.logs.String(), copierEvents, 16<<10)
+	})
 	w.logger = kgoLogger{w.logs}
 	if path := os.Getenv("BROKERD_HARNESS_COPIER_LOG"); path != "" {
 		// Every franz-go message of the copiers, debug included, to a
@@ -234,4 +241,25 @@ type namedLogger struct {
 
 func (l namedLogger) Log(level kgo.LogLevel, msg string, kv ...any) {
 	l.Logger.Log(level, l.name+": "+msg, kv...)
+}
+
+// copierEvents are the franz-go messages (at info level) that tell what a
+// transactional copier did with its offsets and its group.
+var copierEvents = regexp.MustCompile(`transact session|transaction session|assigning partitions|new group session|on_lost|revok|end transaction|begin:|fetch offsets|UNSTABLE_OFFSET|ILLEGAL_GENERATION|UNKNOWN_MEMBER_ID|UnknownMemberID|IllegalGeneration|TransactionAbortable|fenced|flush before abort`)
+
+// matchingLines returns the lines of logs that re matches, the last max
+// bytes of them.
+func matchingLines(logs string, re *regexp.Regexp, max int) string {
+	var b strings.Builder
+	for _, line := range strings.Split(logs, "\n") {
+		if re.MatchString(line) {
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	out := b.String()
+	if len(out) > max {
+		out = "...\n" + out[len(out)-max:]
+	}
+	return out
 }
