@@ -72,18 +72,43 @@ func rfc2253(der []byte) (string, error) {
 	return b.String(), nil
 }
 
-// escapeDNValue escapes a string value as RFC 2253 section 2.4 asks: the
-// special characters, a leading '#' or space, and a trailing space.
+// escapeDNValue escapes a string value as Java's X500Principal does for
+// RFC 2253 (so principals match Kafka's): a backslash before each of
+// ,=+<>#;"\ wherever it stands (RFC 2253 section 2.4 asks for fewer and
+// allows more), \00 for a NUL, and a backslash before each space or
+// carriage return of a leading or trailing run.
 func escapeDNValue(s string) string {
 	var b strings.Builder
-	for i, r := range s {
+	for _, r := range s {
 		switch {
-		case strings.ContainsRune(`,+"\<>;`, r),
-			i == 0 && (r == '#' || r == ' '),
-			i == len(s)-1 && r == ' ':
+		case strings.ContainsRune(`,=+<>#;"\`, r):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == 0:
+			b.WriteString(`\00`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	esc := b.String()
+	blank := func(c byte) bool { return c == ' ' || c == '\r' }
+	lead := 0
+	for lead < len(esc) && blank(esc[lead]) {
+		lead++
+	}
+	trail := len(esc)
+	for trail > lead && blank(esc[trail-1]) {
+		trail--
+	}
+	if lead == 0 && trail == len(esc) {
+		return esc
+	}
+	b.Reset()
+	for i := 0; i < len(esc); i++ {
+		if i < lead || i >= trail {
 			b.WriteByte('\\')
 		}
-		b.WriteRune(r)
+		b.WriteByte(esc[i])
 	}
 	return b.String()
 }

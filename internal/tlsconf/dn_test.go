@@ -38,3 +38,25 @@ func TestRFC2253(t *testing.T) {
 		t.Errorf("got  %s (%v)\nwant %s", got, err, want)
 	}
 }
+
+// Values escaped as Java's X500Principal.getName(RFC2253) escapes them.
+func TestEscapeDNValueAsJava(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":       "plain",
+		"a=b":         `a\=b`,
+		"#lead":       `\#lead`,
+		"mid#dle":     `mid\#dle`,
+		`q"b\s`:       `q\"b\\s`,
+		"a,b+c<d>e;f": `a\,b\+c\<d\>e\;f`,
+		"nul\x00":     `nul\00`,
+		"  two lead":  `\ \ two lead`,
+		"trail  ":     `trail\ \ `,
+		" ":           `\ `,
+		"in  side":    "in  side",
+		"\rcr":        "\\\rcr",
+	} {
+		if got := escapeDNValue(in); got != want {
+			t.Errorf("escape %q: %q, want %q", in, got, want)
+		}
+	}
+}
