@@ -16,7 +16,13 @@ import (
 // request came in on.
 func (b *Broker) metadata(ctx context.Context, listener string, r *kmsg.MetadataRequest) kmsg.Response {
 	resp := kmsg.NewPtrMetadataResponse()
-	for _, br := range b.brokersOn(listener) {
+	brokers := b.brokersOn(listener)
+	on := make(map[int32]bool, len(brokers))
+	for _, br := range brokers {
+		on[br.NodeID] = true
+	}
+	topicMetadata := func(t topic.Topic) kmsg.MetadataResponseTopic { return b.topicMetadata(t, on, r.Version) }
+	for _, br := range brokers {
 		mb := kmsg.NewMetadataResponseBroker()
 		mb.NodeID, mb.Host, mb.Port = br.NodeID, br.Host, br.Port
 		if br.Rack != "" {
@@ -36,13 +42,13 @@ func (b *Broker) metadata(ctx context.Context, listener string, r *kmsg.Metadata
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	if all {
 		for _, t := range b.internalTopics() {
-			resp.Topics = append(resp.Topics, b.topicMetadata(t, 0))
+			resp.Topics = append(resp.Topics, topicMetadata(t))
 		}
 		for _, t := range b.store.Topics() {
 			if topic.IsInternal(t.Name) {
 				continue // an older brokerd's ordinary topic: hidden
 			}
-			resp.Topics = append(resp.Topics, b.topicMetadata(t, 0))
+			resp.Topics = append(resp.Topics, topicMetadata(t))
 		}
 		return resp
 	}
@@ -57,7 +63,7 @@ func (b *Broker) metadata(ctx context.Context, listener string, r *kmsg.Metadata
 				resp.Topics = append(resp.Topics, mt)
 				continue
 			}
-			resp.Topics = append(resp.Topics, b.topicMetadata(t, 0))
+			resp.Topics = append(resp.Topics, topicMetadata(t))
 			continue
 		}
 		name := *rt.Topic
@@ -69,7 +75,7 @@ func (b *Broker) metadata(ctx context.Context, listener string, r *kmsg.Metadata
 			} else if autoCreate && !topic.IsInternal(name) && !b.store.RecentlyDeleted(name, time.Now()) {
 				created, err := b.autoCreate(ctx, name)
 				if err == nil {
-					resp.Topics = append(resp.Topics, b.topicMetadata(created, 0))
+					resp.Topics = append(resp.Topics, topicMetadata(created))
 					continue
 				}
 				code = errorCode(err)
@@ -83,7 +89,7 @@ func (b *Broker) metadata(ctx context.Context, listener string, r *kmsg.Metadata
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, b.topicMetadata(t, 0))
+		resp.Topics = append(resp.Topics, topicMetadata(t))
 	}
 	return resp
 }
@@ -102,12 +108,15 @@ func (b *Broker) autoCreate(ctx context.Context, name string) (topic.Topic, erro
 	return t, nil
 }
 
-func (b *Broker) topicMetadata(t topic.Topic, code int16) kmsg.MetadataResponseTopic {
+// topicMetadata describes a topic's partitions to a client of a listener
+// that the brokers in on have. A leader without that listener is one the
+// client cannot reach: as Kafka, the partition has no leader and the error
+// LISTENER_NOT_FOUND (LEADER_NOT_AVAILABLE before Metadata v6).
+func (b *Broker) topicMetadata(t topic.Topic, on map[int32]bool, version int16) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
 	mt.TopicID = t.ID
-	mt.ErrorCode = code
 	mt.IsInternal = topic.IsInternal(t.Name)
 	replicas := b.replicaIDs()
 	isr := b.inSync(replicas)
@@ -116,9 +125,16 @@ func (b *Broker) topicMetadata(t topic.Topic, code int16) kmsg.MetadataResponseT
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = i
 		leader, ok := b.store.PartitionLeader(t.Name, i)
-		if !ok {
+		switch {
+		case !ok:
 			leader = -1
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		case !on[leader]:
+			leader = -1
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+			if version >= 6 {
+				mp.ErrorCode = kerr.ListenerNotFound.Code
+			}
 		}
 		mp.Leader = leader
 		mp.LeaderEpoch = epoch

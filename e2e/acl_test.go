@@ -361,6 +361,17 @@ func aclCases(tid [16]byte) []aclCase {
 			r.Filters = append(r.Filters, f)
 			return r
 		}, func(r kmsg.Response) int16 { return r.(*kmsg.DeleteACLsResponse).Results[0].ErrorCode }, kerr.ClusterAuthorizationFailed},
+		{"DescribeUserScramCredentials", func() kmsg.Request {
+			return kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.DescribeUserSCRAMCredentialsResponse).ErrorCode }, kerr.ClusterAuthorizationFailed},
+		{"AlterUserScramCredentials", func() kmsg.Request {
+			r := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+			u := kmsg.NewAlterUserSCRAMCredentialsRequestUpsertion()
+			u.Name, u.Mechanism, u.Iterations = "bob", 1, 4096
+			u.Salt, u.SaltedPassword = []byte("salt-salt-salt"), make([]byte, 32)
+			r.Upsertions = append(r.Upsertions, u)
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode }, kerr.ClusterAuthorizationFailed},
 	}
 }
 
