@@ -23,13 +23,21 @@ import (
 //     whose plan was never accepted;
 //   - every request is answered once, and none is left waiting once
 //     leadership is lost.
+//
+// With data[0]&0x40 the coordinator writes membership records to a store
+// whose writes complete, fail or wait as the input says, and a leadership
+// change activates a new incarnation from the records: then no generation
+// a member committed offsets in may be restored below, and the
+// generations that were durable keep their protocol, leader and plans.
 func FuzzGroup(f *testing.F) {
 	f.Add([]byte{0, 0, 9, 1, 0, 0, 3, 0, 0, 1, 6, 40, 4, 0, 0, 5, 0, 0})
 	f.Add([]byte{2, 0, 2, 1, 9, 3, 0, 0, 3, 1, 0, 6, 200, 6, 200, 2, 1, 10, 3, 1, 0, 4, 0, 0})
 	f.Add([]byte{0, 0, 9, 0, 1, 9, 0, 2, 9, 1, 0, 1, 1, 1, 1, 1, 2, 1, 3, 0, 0, 3, 1, 0, 3, 2, 0, 6, 100, 7, 3, 6, 50})
 	f.Add([]byte{8, 0, 0, 1, 0, 0, 3, 0, 0, 6, 8, 0, 3, 1, 1, 2, 4, 0, 5, 1, 1, 6, 255, 6, 255, 7, 0})
+	f.Add([]byte{0x40, 0, 9, 1, 0, 0, 3, 0, 0, 6, 1, 0, 7, 0, 0, 0, 1, 9, 1, 0, 0, 7, 255, 255, 4, 0, 0, 6, 1, 0, 7, 0, 0})
+	f.Add([]byte{0x41, 0, 9, 0, 1, 9, 1, 0, 0, 1, 1, 0, 3, 0, 0, 3, 1, 0, 6, 1, 1, 6, 1, 0, 7, 1, 0, 7, 255, 255, 0, 2, 9, 6, 1, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m := newFuzzModel(t, len(data) > 0 && data[0]&0x80 != 0)
+		m := newFuzzModel(t, len(data) > 0 && data[0]&0x80 != 0, len(data) > 0 && data[0]&0x40 != 0)
 		for i := 0; len(data) > 0 && i < 400; i++ {
 			data = m.step(data)
 			m.drain()
@@ -78,15 +86,25 @@ type fuzzModel struct {
 	gens     map[int32]genInfo
 	plans    map[int32]map[string][]byte // generation -> member key -> assignment
 	lastGen0 int32
+
+	// With records (persist): the store, the writes waiting on it, and
+	// the newest generation a commit was accepted in.
+	persist   bool
+	records   map[string][]byte
+	writes    []func(fail bool)
+	committed int32
 }
 
-func newFuzzModel(t *testing.T, delay bool) *fuzzModel {
-	c, clk := newTestCoordinator(t, func(cfg *Config) {
+func newFuzzModel(t *testing.T, delay, persist bool) *fuzzModel {
+	m := &fuzzModel{t: t, persist: persist, records: map[string][]byte{}}
+	m.c, m.clk = newTestCoordinator(t, func(cfg *Config) {
 		if delay {
 			cfg.InitialRebalanceDelay = 3 * time.Second
 		}
+		if persist {
+			cfg.Persist = m.persistRecord
+		}
 	})
-	m := &fuzzModel{t: t, c: c, clk: clk}
 	m.reset()
 	return m
 }
@@ -180,7 +198,9 @@ func (m *fuzzModel) step(data []byte) []byte {
 			for i := 0; i < 1+int(b%4); i++ {
 				req.Assignments = append(req.Assignments, Assignment{MemberID: m.pickID(b + byte(i)*7), Assignment: []byte(fmt.Sprintf("g%d-%d-%d", gen, i, a))})
 			}
-			if g := m.group(); g != nil && g.state == CompletingRebalance && g.leader == id && g.generation == gen {
+			// While the record of an earlier plan of the generation is
+			// being written, that plan is the one the group takes.
+			if g := m.group(); g != nil && g.state == CompletingRebalance && g.leader == id && g.generation == gen && !g.storing {
 				s.expect = map[string][]byte{}
 				parts := map[string][]byte{}
 				for _, as := range req.Assignments {
@@ -192,6 +212,15 @@ func (m *fuzzModel) step(data []byte) []byte {
 			}
 		}
 		s.ch = m.c.Sync(req)
+		if g := m.group(); s.expect != nil && g != nil && g.storing {
+			// Written ahead: the plan is the generation's from now on,
+			// whatever this request's own answer (a retry replaces it).
+			if _, dup := m.plans[s.gen]; dup {
+				m.t.Fatalf("a second plan accepted for generation %d", s.gen)
+			}
+			m.plans[s.gen] = s.expect
+			s.expect = nil
+		}
 		m.syncs = append(m.syncs, s)
 	case 4: // Heartbeat
 		id := m.pickID(a)
@@ -213,18 +242,30 @@ func (m *fuzzModel) step(data []byte) []byte {
 			lm = append(lm, LeavingMember{InstanceID: &inst})
 		}
 		m.c.Leave("g", lm)
-	case 6: // time passes
+	case 6: // time passes; with records, writes complete or fail first
+		switch b % 3 {
+		case 0:
+			m.completeWrites(false)
+		case 1:
+			m.completeWrites(true)
+		}
 		m.clk.Advance(time.Duration(a) * 250 * time.Millisecond)
 		m.c.Tick()
 	case 7: // reads, and now and then a leadership change
 		id := m.pickID(a)
-		m.c.ValidateCommit("g", m.lastGen[id], id, nil, func() bool { return b&1 != 0 })
+		if m.c.ValidateCommit("g", m.lastGen[id], id, nil, func() bool { return b&1 != 0 }) == nil && m.lastGen[id] > m.committed {
+			m.committed = m.lastGen[id]
+		}
 		m.c.Describe("g", b&2 != 0)
 		m.c.List([]string{"g", "other"}, nil)
 		if sub, err := m.c.OffsetDeleteCheck("g", true); err == nil {
 			sub("t")
 		}
 		if a == 0xff && b == 0xff {
+			if m.persist {
+				m.takeOver()
+				break
+			}
 			m.loseLeadership()
 			m.c.Activate(nil)
 		}
@@ -412,7 +453,9 @@ func (m *fuzzModel) checkGroup() {
 		if mm.instanceID != nil && g.static[*mm.instanceID] != id {
 			fail("static member %s missing from the static map", id)
 		}
-		if mm.awaitingJoin() && g.state != PreparingRebalance {
+		// (A restarted static member of a Stable group waits for the
+		// record with its new id.)
+		if mm.awaitingJoin() && g.state != PreparingRebalance && !(g.state == Stable && mm.instanceID != nil) {
 			fail("member %s awaits a join in state %v", id, g.state)
 		}
 		if mm.awaitingSync() && g.state != CompletingRebalance {
@@ -441,4 +484,59 @@ func (m *fuzzModel) loseLeadership() {
 		m.t.Fatalf("%d joins and %d syncs still wait after leadership was lost", len(m.joins), len(m.syncs))
 	}
 	m.reset()
+}
+
+// persistRecord is the coordinator's Persist: the write waits until the
+// input completes it.
+func (m *fuzzModel) persistRecord(group string, data []byte, done func(*kerr.Error)) {
+	m.writes = append(m.writes, func(fail bool) {
+		if fail {
+			done(kerr.NotCoordinator)
+			return
+		}
+		if data == nil {
+			delete(m.records, group)
+		} else {
+			m.records[group] = data
+		}
+		done(nil)
+	})
+}
+
+// completeWrites completes (or fails) every waiting write, in order.
+func (m *fuzzModel) completeWrites(fail bool) {
+	for len(m.writes) > 0 {
+		w := m.writes[0]
+		m.writes = m.writes[1:]
+		w(fail)
+	}
+}
+
+// takeOver is a leadership change with records: writes still waiting
+// never land (raft refuses them in a later term), the old incarnation
+// answers its waiters, and a new one starts from the records.
+func (m *fuzzModel) takeOver() {
+	m.writes = nil
+	m.c.Deactivate()
+	m.drain()
+	if len(m.joins) > 0 || len(m.syncs) > 0 {
+		m.t.Fatalf("%d joins and %d syncs still wait after leadership was lost", len(m.joins), len(m.syncs))
+	}
+	m.c.Activate(m.records)
+	restored := int32(0)
+	if g := m.group(); g != nil {
+		restored = g.generation
+	}
+	if restored < m.committed {
+		m.t.Fatalf("a commit was accepted in generation %d, but the records restore generation %d", m.committed, restored)
+	}
+	// Generations past the restored one were never durable: they may be
+	// handed out again, differently.
+	for gen := range m.gens {
+		if gen > restored {
+			delete(m.gens, gen)
+			delete(m.plans, gen)
+		}
+	}
+	m.lastGen0 = restored
 }
