@@ -13,6 +13,7 @@ func newRootCmd() *cobra.Command {
 		newConsumeCmd(),
 		newGroupCmd(),
 		newClusterCmd(),
+		newUserCmd(),
 		newProcessorCmd(),
 		newVersionCmd(),
 	)
