@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/brokerd/brokerd/clients/admin"
 )
@@ -17,10 +18,12 @@ type clientFlags struct {
 	format  string
 	timeout time.Duration
 	tls     *tlsFlags
+	sasl    *saslFlags
 }
 
-// addClientFlags registers -b/--brokers and --format on fs, and --timeout
-// when the command's work is bounded (admin requests).
+// addClientFlags registers -b/--brokers and --format on fs, --timeout
+// when the command's work is bounded (admin requests), and the TLS and
+// SASL flags.
 func addClientFlags(fs *pflag.FlagSet, withTimeout bool) *clientFlags {
 	f := &clientFlags{}
 	fs.StringSliceVarP(&f.brokers, "brokers", "b", []string{"127.0.0.1:9092"}, "seed brokers, host:port[,host:port...]")
@@ -29,6 +32,7 @@ func addClientFlags(fs *pflag.FlagSet, withTimeout bool) *clientFlags {
 		fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "give up after this long")
 	}
 	f.tls = addTLSFlags(fs)
+	f.sasl = addSASLFlags(fs)
 	return f
 }
 
@@ -56,12 +60,28 @@ func (f *clientFlags) context(cmd *cobra.Command) (context.Context, context.Canc
 	return context.WithCancel(ctx)
 }
 
+// kgoOpts are the franz-go options of the TLS and SASL flags.
+func (f *clientFlags) kgoOpts() ([]kgo.Opt, error) {
+	tlsOpts, err := f.tls.kgoOpts()
+	if err != nil {
+		return nil, err
+	}
+	saslOpts, err := f.sasl.kgoOpts()
+	if err != nil {
+		return nil, err
+	}
+	return append(tlsOpts, saslOpts...), nil
+}
+
+// explain names the SASL mechanism and user in a failed authentication.
+func (f *clientFlags) explain(err error) error { return f.sasl.explain(err) }
+
 // withAdmin runs fn with an admin client, bounded by --timeout.
 func (f *clientFlags) withAdmin(cmd *cobra.Command, fn func(ctx context.Context, c *admin.Client) error) error {
 	if err := f.check(); err != nil {
 		return err
 	}
-	opts, err := f.tls.kgoOpts()
+	opts, err := f.kgoOpts()
 	if err != nil {
 		return err
 	}
@@ -72,5 +92,5 @@ func (f *clientFlags) withAdmin(cmd *cobra.Command, fn func(ctx context.Context,
 	defer c.Close()
 	ctx, cancel := f.context(cmd)
 	defer cancel()
-	return fn(ctx, c)
+	return f.explain(fn(ctx, c))
 }

@@ -88,11 +88,11 @@ func newConsumeCmd() *cobra.Command {
 		}
 		ctx, cancel := f.context(cmd)
 		defer cancel()
-		tlsOpts, err := f.tls.kgoOpts()
+		kopts, err := f.kgoOpts()
 		if err != nil {
 			return err
 		}
-		_, err = consume.Run(ctx, f.brokers, opts, write, tlsOpts...)
+		_, err = consume.Run(ctx, f.brokers, opts, write, kopts...)
 		prog.done()
 		if ferr := out.Flush(); ferr != nil && err == nil {
 			err = fmt.Errorf("write: %w", ferr)
@@ -100,7 +100,7 @@ func newConsumeCmd() *cobra.Command {
 		if errors.Is(err, context.Canceled) {
 			return nil // interrupted: what was consumed is printed
 		}
-		return err
+		return f.explain(err)
 	}
 	return cmd
 }

@@ -71,6 +71,12 @@ func broker(t *testing.T) string {
 		cfg := node.DefaultConfig()
 		cfg.DataDir = sharedDir
 		cfg.KafkaAddr, cfg.AdminAddr, cfg.RaftAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+		// PLAINTEXT first (KafkaAddr); SASL_PLAINTEXT for the --user tests.
+		cfg.Listeners = []node.Listener{
+			{Name: "PLAINTEXT", Protocol: node.ProtocolPlaintext, Addr: "127.0.0.1:0"},
+			{Name: "SASL_PLAINTEXT", Protocol: node.ProtocolSASLPlaintext, Addr: "127.0.0.1:0"},
+		}
+		cfg.SASLMechanisms = []string{"SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN"}
 		cfg.GroupInitialRebalanceDelay = -1
 		cfg.Logger = slog.New(slog.NewTextHandler(sharedLogs, nil))
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -86,6 +92,13 @@ func broker(t *testing.T) string {
 		}
 	})
 	return sharedNode.KafkaAddr()
+}
+
+// saslBroker returns the shared broker's SASL_PLAINTEXT address.
+func saslBroker(t *testing.T) string {
+	t.Helper()
+	broker(t)
+	return sharedNode.ListenerAddr("SASL_PLAINTEXT")
 }
 
 func tail(s string, n int) string {

@@ -49,17 +49,17 @@ func newProduceCmd() *cobra.Command {
 		opts.Progress = prog.update
 		ctx, cancel := f.context(cmd)
 		defer cancel()
-		tlsOpts, err := f.tls.kgoOpts()
+		kopts, err := f.kgoOpts()
 		if err != nil {
 			return err
 		}
-		res, err := produce.Lines(ctx, f.brokers, cmd.InOrStdin(), opts, append(tlsOpts, kgo.RecordDeliveryTimeout(deliveryTimeout))...)
+		res, err := produce.Lines(ctx, f.brokers, cmd.InOrStdin(), opts, append(kopts, kgo.RecordDeliveryTimeout(deliveryTimeout))...)
 		prog.done()
 		if err != nil {
 			if res.Records > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "%d records were acknowledged before the error\n", res.Records)
 			}
-			return err
+			return f.explain(err)
 		}
 		if f.json() {
 			return writeJSON(cmd.OutOrStdout(), res)

@@ -14,6 +14,7 @@ func newRootCmd() *cobra.Command {
 		newGroupCmd(),
 		newACLCmd(),
 		newClusterCmd(),
+		newUserCmd(),
 		newProcessorCmd(),
 		newVersionCmd(),
 	)

@@ -19,9 +19,16 @@ type scramExchange struct {
 	conv      *scram.ServerConversation
 	step      int
 	user      string
+	// For librdkafka's client-final nonce (scram_legacy.go): the stored
+	// credential, the gs2 header and bare client-first message, the
+	// server-first message, and the server's part of its nonce.
+	cred        Credential
+	gs2, c1b    string
+	s1, snonce  string
+	legacyValid bool
 }
 
-func newScramExchange(mechanism string, lookup Lookup) (*scramExchange, error) {
+func newScramExchange(mechanism string, lookup Lookup, nonce func() string) (*scramExchange, error) {
 	h := hashFor(mechanism)
 	if h == nil {
 		return nil, fmt.Errorf("%w: %q", ErrUnsupportedMechanism, mechanism)
@@ -34,12 +41,16 @@ func newScramExchange(mechanism string, lookup Lookup) (*scramExchange, error) {
 			return scram.StoredCredentials{}, fmt.Errorf("no %s credential", mechanism)
 		}
 		x.user = user
+		x.cred = c
 		return scram.StoredCredentials{KeyFactors: scram.KeyFactors{Salt: string(c.Salt), Iters: c.Iterations}, StoredKey: c.StoredKey, ServerKey: c.ServerKey}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("scram server: %w", err)
 	}
-	x.conv = srv.WithNonceGenerator(serverNonce).NewConversation()
+	x.conv = srv.WithNonceGenerator(func() string {
+		x.snonce = nonce()
+		return x.snonce
+	}).NewConversation()
 	return x, nil
 }
 
@@ -54,7 +65,7 @@ func serverNonce() string {
 
 // User is the authenticated user once the exchange is done.
 func (x *scramExchange) User() string {
-	if !x.conv.Valid() {
+	if !x.conv.Valid() && !x.legacyValid {
 		return ""
 	}
 	return x.user
@@ -85,12 +96,16 @@ func (x *scramExchange) Step(token []byte) (reply []byte, done bool, err error) 
 		if a := x.conv.AuthzID(); a != "" && decodeSaslName(a) != x.user {
 			return nil, false, failed("authorization id differs from the user name")
 		}
+		x.keepFirst(msg, out)
 		return []byte(out), false, nil
 	case 2:
 		// xdg-go/scram xors the proof with a key-sized signature
 		// without checking its length (a longer proof panics there).
 		if err := checkProof(msg, x.keySize); err != nil {
 			return nil, false, err
+		}
+		if x.isLegacyFinal(msg) {
+			return x.legacyFinal(msg)
 		}
 		out, err := x.conv.Step(msg)
 		if err != nil || !x.conv.Valid() {

@@ -114,7 +114,7 @@ func (s *Server) Start(mechanism string) (Exchange, error) {
 	case Plain:
 		return &plainExchange{lookup: s.lookup}, nil
 	default:
-		return newScramExchange(mechanism, s.lookup)
+		return newScramExchange(mechanism, s.lookup, serverNonce)
 	}
 }
 
