@@ -61,8 +61,10 @@ var apiAuth = map[int16]authRule{
 	int16(kmsg.AlterUserSCRAMCredentials):    {needs: "Alter on Cluster", check: authAlterUserScram},
 	// Answered by the connection itself (broker/wire), before and for
 	// authentication: nothing to authorize.
-	int16(kmsg.SASLHandshake):    {needs: "nothing", check: nil},
-	int16(kmsg.SASLAuthenticate): {needs: "nothing", check: nil},
+	int16(kmsg.SASLHandshake):        {needs: "nothing", check: nil},
+	int16(kmsg.SASLAuthenticate):     {needs: "nothing", check: nil},
+	int16(kmsg.DescribeClientQuotas): {needs: "DescribeConfigs on Cluster", check: authDescribeClientQuotas},
+	int16(kmsg.AlterClientQuotas):    {needs: "AlterConfigs on Cluster (each entity refused otherwise)", check: authAlterClientQuotas},
 }
 
 var (
@@ -742,4 +744,34 @@ func authListTransactions(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Respons
 			return a.txn(acl.OpDescribe, s.TransactionalID)
 		})
 	}
+}
+
+func authDescribeClientQuotas(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if a.cluster(acl.OpDescribeConfigs) {
+		return nil, nil
+	}
+	resp := kmsg.NewPtrDescribeClientQuotasResponse()
+	resp.ErrorCode = clusterDenied
+	return resp, nil
+}
+
+// authAlterClientQuotas: AlterConfigs on Cluster, or each entity is
+// answered CLUSTER_AUTHORIZATION_FAILED, as Kafka does.
+func authAlterClientQuotas(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if a.cluster(acl.OpAlterConfigs) {
+		return nil, nil
+	}
+	r := msg.(*kmsg.AlterClientQuotasRequest)
+	resp := kmsg.NewPtrAlterClientQuotasResponse()
+	for _, e := range r.Entries {
+		re := kmsg.NewAlterClientQuotasResponseEntry()
+		re.ErrorCode = clusterDenied
+		for _, p := range e.Entity {
+			we := kmsg.NewAlterClientQuotasResponseEntryEntity()
+			we.Type, we.Name = p.Type, p.Name
+			re.Entity = append(re.Entity, we)
+		}
+		resp.Entries = append(resp.Entries, re)
+	}
+	return resp, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/brokerd/brokerd/broker/fetchsession"
 	"github.com/brokerd/brokerd/broker/group"
+	"github.com/brokerd/brokerd/broker/throttle"
 	"github.com/brokerd/brokerd/broker/wire"
 	"github.com/brokerd/brokerd/raftstore"
 	"github.com/brokerd/brokerd/raftstore/acl"
@@ -60,6 +61,9 @@ type Config struct {
 	FetchSessions fetchsession.Config
 	// Authorizer turns ACL authorization on (authz.go).
 	Authorizer AuthorizerConfig
+	// QuotaWindow is quota.window.num and quota.window.size.seconds: the
+	// client quotas' rate window (zero values take Kafka's 11 x 1 s).
+	QuotaWindow throttle.Window
 
 	Logger *slog.Logger
 }
@@ -83,6 +87,8 @@ type Broker struct {
 	coordDone chan struct{}
 	// records writes the coordinator's group membership records.
 	records *groupRecords
+	// quotas measures clients against the client quotas (quota_enforce.go).
+	quotas *throttle.Manager
 }
 
 // New returns a Broker over store.
@@ -120,6 +126,8 @@ func New(cfg Config, store *raftstore.Store) *Broker {
 		stop:      make(chan struct{}),
 		coordDone: make(chan struct{}),
 	}
+	b.quotas = newQuotaManager(cfg, store.Quotas)
+	go b.quotas.Run(b.stop, time.Minute)
 	go b.runCoordinator()
 	return b
 }
@@ -133,11 +141,15 @@ func (b *Broker) FetchSessionStats() (sessions, partitions int, evictions int64)
 // Handle is the wire.Handler: it runs one request and returns its response
 // (nil for acks=0 produce).
 func (b *Broker) Handle(ctx context.Context, req *wire.Request) (kmsg.Response, error) {
+	start := time.Now()
 	resp, err := b.authorizeThenHandle(req, func() (kmsg.Response, error) { return b.dispatch(ctx, req) })
-	if err != nil || resp == nil {
+	if err != nil {
 		return resp, err
 	}
-	resp.SetVersion(req.Msg.GetVersion())
+	if resp != nil {
+		resp.SetVersion(req.Msg.GetVersion())
+	}
+	b.enforceQuotas(req, resp, start)
 	return resp, nil
 }
 
@@ -227,6 +239,10 @@ func (b *Broker) dispatch(ctx context.Context, req *wire.Request) (kmsg.Response
 		return b.describeACLs(r), nil
 	case *kmsg.DeleteACLsRequest:
 		return b.deleteACLs(ctx, r), nil
+	case *kmsg.DescribeClientQuotasRequest:
+		return b.describeClientQuotas(r), nil
+	case *kmsg.AlterClientQuotasRequest:
+		return b.alterClientQuotas(ctx, r), nil
 	}
 	// The wire layer only passes advertised keys; reaching here is a bug in
 	// the version table, and the connection is closed.

@@ -61,6 +61,9 @@ var supported = map[int16]apiRange{
 	int16(kmsg.DescribeACLs): {0, 3},
 	int16(kmsg.CreateACLs):   {0, 3},
 	int16(kmsg.DeleteACLs):   {0, 3},
+	// Client quotas (quotas.go, quota_enforce.go).
+	int16(kmsg.DescribeClientQuotas): {0, 1},
+	int16(kmsg.AlterClientQuotas):    {0, 1},
 }
 
 // Versions reports the advertised range of an API key (a wire.Versions).

@@ -172,6 +172,9 @@ func (f *fsm) loadCheckpoint() error {
 		if err := f.loadACLs(tx); err != nil {
 			return err
 		}
+		if err := f.loadQuotas(tx); err != nil {
+			return err
+		}
 		err = tx.Bucket(bucketTxns).ForEach(func(k, v []byte) error {
 			var t TxnState
 			if err := json.Unmarshal(v, &t); err != nil {

@@ -166,6 +166,9 @@ func (f *fsm) captureCheckpoint() (*ckptJob, error) {
 	if err := f.checkpointACLs(job); err != nil {
 		return nil, err
 	}
+	if err := f.checkpointQuotas(job); err != nil {
+		return nil, err
+	}
 	for id := range f.dirty.txns {
 		if t := f.txns[id]; t != nil {
 			if err := job.putJSON(bucketTxns, []byte(id), t); err != nil {

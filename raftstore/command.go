@@ -39,6 +39,7 @@ const (
 	cmdScramAlter
 	cmdCreateACLs
 	cmdDeleteACLs
+	cmdAlterQuotas
 )
 
 func (t cmdType) String() string {
@@ -101,6 +102,8 @@ func (t cmdType) String() string {
 		return "create-acls"
 	case cmdDeleteACLs:
 		return "delete-acls"
+	case cmdAlterQuotas:
+		return "alter-quotas"
 	}
 	return fmt.Sprintf("cmd(%d)", byte(t))
 }

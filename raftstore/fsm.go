@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/brokerd/brokerd/raftstore/quota"
 	"github.com/brokerd/brokerd/topic"
 )
 
@@ -92,6 +93,8 @@ type fsm struct {
 	procs procTable
 	// acls are the access control bindings (acls.go).
 	acls aclTable
+	// quotas are the client quotas (quotas.go).
+	quotas quotaTable
 
 	appliedIndex atomic.Uint64
 	notifyMu     sync.Mutex
@@ -109,6 +112,7 @@ type dirtySet struct {
 	txns      map[string]bool
 	scram     map[ScramKey]bool
 	acls      map[string]bool // acl.Binding.Key
+	quotas    map[quota.Entity]bool
 }
 
 func (d *dirtySet) reset() {
@@ -121,6 +125,7 @@ func (d *dirtySet) reset() {
 	d.txns = make(map[string]bool)
 	d.scram = make(map[ScramKey]bool)
 	d.acls = make(map[string]bool)
+	d.quotas = make(map[quota.Entity]bool)
 }
 
 // checkpointBytes bounds how much appended data waits for a checkpoint, and
@@ -363,6 +368,12 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 			return err
 		}
 		return f.applyDeleteACLs(&c)
+	case cmdAlterQuotas:
+		var c alterQuotasCmd
+		if err := decodeJSON(l.Data, &c); err != nil {
+			return err
+		}
+		return f.applyAlterQuotas(&c)
 	default:
 		// Skipping it would leave this replica different from the newer
 		// ones that understood it.

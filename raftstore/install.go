@@ -252,6 +252,9 @@ func writeManifestState(tx *bolt.Tx, m *manifest) error {
 	if err := writeManifestACLs(tx, m); err != nil {
 		return err
 	}
+	if err := writeManifestQuotas(tx, m); err != nil {
+		return err
+	}
 	return writeManifestProcessors(tx, m)
 }
 
@@ -280,6 +283,7 @@ func (f *fsm) reload() error {
 	f.txnMu.Unlock()
 	f.mu.Unlock()
 	f.acls.set(nf.acls.byKey)
+	f.quotas.set(nf.quotas.byEntity)
 	f.procs.mu.Lock()
 	f.procs.infos, f.procs.delta, f.procs.dirty, f.procs.dropped = nf.procs.infos, nf.procs.delta, nf.procs.dirty, nf.procs.dropped
 	f.procs.mu.Unlock()

@@ -98,6 +98,9 @@ func (m *manifest) validate() error {
 	if err := m.validateACLs(); err != nil {
 		return err
 	}
+	if err := m.validateQuotas(); err != nil {
+		return err
+	}
 	return m.validateProcessors()
 }
 

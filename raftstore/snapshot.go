@@ -10,6 +10,7 @@ import (
 
 	"github.com/brokerd/brokerd/log"
 	"github.com/brokerd/brokerd/raftstore/acl"
+	"github.com/brokerd/brokerd/raftstore/quota"
 	"github.com/brokerd/brokerd/topic"
 )
 
@@ -35,6 +36,8 @@ type manifest struct {
 	Scram []ScramCredential `json:"scram,omitempty"`
 	// ACLs are the access control bindings (acls_checkpoint.go).
 	ACLs []acl.Binding `json:"acls,omitempty"`
+	// Quotas are the client quotas (quotas_checkpoint.go).
+	Quotas []quota.Entry `json:"client_quotas,omitempty"`
 }
 
 type manifestPartition struct {
@@ -91,6 +94,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 		m.Txns = append(m.Txns, t.clone())
 	}
 	f.manifestACLs(&m)
+	f.manifestQuotas(&m)
 	if err := f.manifestProcessors(&m); err != nil {
 		return nil, fmt.Errorf("snapshot: processors: %w", err)
 	}

@@ -70,6 +70,9 @@ type conn struct {
 	stopCh        chan struct{}
 	frameDeadline time.Time // reader only
 
+	// mute is when the reader may read again after a throttle (mute.go).
+	mute muteClock
+
 	// lastActive is the unix nano time of the last frame read or
 	// response written, for the idle timeout.
 	lastActive atomic.Int64

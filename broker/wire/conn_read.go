@@ -74,6 +74,11 @@ func (c *conn) awaitFrame() error {
 		}
 	}
 
+	// A throttled connection reads its next frame only once the throttle
+	// has passed; the frame waits in the socket meanwhile.
+	if err := c.waitMuted(); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	c.awaiting = false
 	c.frameDeadline = time.Now().Add(c.srv.cfg.ReadTimeout)

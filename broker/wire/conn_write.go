@@ -55,7 +55,7 @@ func (c *conn) writeLoop() {
 			}
 			return
 		}
-		if !c.awaitSlot(s, &w) {
+		if !c.awaitSlot(s, &w) || !c.delayResponse(s, &w) {
 			s.unref()
 			return
 		}

@@ -33,6 +33,10 @@ type Request struct {
 	// are the response's records left in files (SetFetchFiles).
 	sendFiles bool
 	files     []FileRecords
+	// mute is the connection's mute clock; delayUntil (unix ns) holds the
+	// response back (Throttle, mute.go).
+	mute       *muteClock
+	delayUntil int64
 }
 
 // AfterWrite asks for fn to run once the bytes the response to r
@@ -44,6 +48,16 @@ type Request struct {
 // goroutine that drops the request last. A handler calls it before it
 // returns.
 func (r *Request) AfterWrite(fn func()) { r.afterWrite = append(r.afterWrite, fn) }
+
+// FileBytes is the size of the records the response leaves in files
+// (SetFetchFiles): bytes it sends that its records fields do not hold.
+func (r *Request) FileBytes() int {
+	n := 0
+	for _, f := range r.files {
+		n += f.Len
+	}
+	return n
+}
 
 // DecodeRequest decodes a whole frame (the bytes after the int32 size
 // prefix): the header, then the body at the header's version. Versions kmsg

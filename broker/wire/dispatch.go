@@ -66,7 +66,7 @@ func (c *conn) dispatch(frame []byte, tk ticket) error {
 	// The decode is done: keep only what the request now holds.
 	dtk.shrink(footprint(msg))
 
-	req := &Request{Header: hdr, Msg: msg, RemoteAddr: c.remote, Listener: c.listener.Name, Principal: c.principal, Size: len(frame), order: newOrder(c.lastOrder, &c.stopped), sendFiles: c.rawConn != nil}
+	req := &Request{Header: hdr, Msg: msg, RemoteAddr: c.remote, Listener: c.listener.Name, Principal: c.principal, Size: len(frame), order: newOrder(c.lastOrder, &c.stopped), sendFiles: c.rawConn != nil, mute: &c.mute}
 	c.lastOrder = req.order.done
 	s := newSlot(hdr, req, tk, dtk)
 	handed = true

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brokerd/brokerd/broker/throttle"
 	"github.com/brokerd/brokerd/internal/node"
 )
 
@@ -40,6 +41,7 @@ func (c *Config) Node() (node.Config, error) {
 	cfg.OffsetsRetention = time.Duration(c.Int("offsets.retention.minutes")) * time.Minute
 	cfg.OffsetsRetentionCheckInterval = c.millis("offsets.retention.check.interval.ms")
 	cfg.OffsetMetadataMaxBytes = int(c.Int("offset.metadata.max.bytes"))
+	cfg.QuotaWindow = throttle.Window{Samples: int(c.Int("quota.window.num")), Size: time.Duration(c.Int("quota.window.size.seconds")) * time.Second}
 	cfg.ReplicaLag = c.millis("replica.lag.time.max.ms")
 	cfg.Rack = c.String("broker.rack")
 	cfg.ProducerIDExpiration = c.millis("producer.id.expiration.ms")

@@ -133,3 +133,40 @@ func (m *Metrics) RegisterServer(conns func() int, inFlightBytes func() int64, s
 		}, func() float64 { return float64(sentFromFiles()) }),
 	)
 }
+
+// QuotaStats reports, per quota key, the responses throttled and the
+// throttle time given in ms (broker.Broker.QuotaStats).
+type QuotaStats func() (keys []string, throttled, throttleMs []int64)
+
+// RegisterQuotas exports client quota enforcement: throttled responses
+// and throttle time by quota key (counters), and the quota entities held.
+func (m *Metrics) RegisterQuotas(stats QuotaStats, entities func() int) {
+	m.reg.MustRegister(&quotaCollector{
+		stats: stats,
+		throttled: prometheus.NewDesc(namespace+"_quota_throttled_responses_total",
+			"Responses that carried a throttle because the client went over a quota, by quota key.", []string{"quota"}, nil),
+		throttleMs: prometheus.NewDesc(namespace+"_quota_throttle_time_ms_total",
+			"Throttle time given to clients over a quota (ms), by quota key; its rate is the ms of throttling per second.", []string{"quota"}, nil),
+	}, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "quota_entities",
+		Help: "Client quota entities (user, client id, or both) in the replicated state.",
+	}, func() float64 { return float64(entities()) }))
+}
+
+type quotaCollector struct {
+	stats                 QuotaStats
+	throttled, throttleMs *prometheus.Desc
+}
+
+func (c *quotaCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.throttled
+	ch <- c.throttleMs
+}
+
+func (c *quotaCollector) Collect(ch chan<- prometheus.Metric) {
+	keys, n, ms := c.stats()
+	for i, k := range keys {
+		ch <- prometheus.MustNewConstMetric(c.throttled, prometheus.CounterValue, float64(n[i]), k)
+		ch <- prometheus.MustNewConstMetric(c.throttleMs, prometheus.CounterValue, float64(ms[i]), k)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/brokerd/brokerd/broker"
 	"github.com/brokerd/brokerd/broker/fetchsession"
 	"github.com/brokerd/brokerd/broker/sasl"
+	"github.com/brokerd/brokerd/broker/throttle"
 	"github.com/brokerd/brokerd/broker/wire"
 	"github.com/brokerd/brokerd/internal/metrics"
 	"github.com/brokerd/brokerd/internal/tlsconf"
@@ -90,6 +91,8 @@ type Config struct {
 	OffsetsRetention              time.Duration
 	OffsetsRetentionCheckInterval time.Duration
 	OffsetMetadataMaxBytes        int
+	// QuotaWindow is quota.window.num and quota.window.size.seconds.
+	QuotaWindow throttle.Window
 	// ReplicaLag is replica.lag.time.max.ms.
 	ReplicaLag time.Duration
 	// Rack is broker.rack.
@@ -273,6 +276,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		OffsetsRetention:              cfg.OffsetsRetention,
 		OffsetsRetentionCheckInterval: cfg.OffsetsRetentionCheckInterval,
 		OffsetMetadataMaxBytes:        cfg.OffsetMetadataMaxBytes,
+		QuotaWindow:                   cfg.QuotaWindow,
 		FetchSessions:                 fetchsession.Config{Slots: cfg.FetchSessionSlots},
 		ReplicaLag:                    cfg.ReplicaLag,
 		Authorizer:                    cfg.Authorizer,
@@ -291,6 +295,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.metrics.RegisterServer(n.kafka.ConnCount, n.kafka.InFlightBytes, wire.SentFromFiles)
 	n.metrics.RegisterStore(n.store, !cfg.NoPartitionMetrics)
 	n.metrics.RegisterFetchSessions(b.FetchSessionStats)
+	n.metrics.RegisterQuotas(b.QuotaStats, b.QuotaEntities)
 
 	n.procMetrics = processor.NewMetrics(n.metrics.Registry(), n.store)
 	n.processors = processor.NewManager(n.store, n.logger, n.procMetrics)

@@ -1,0 +1,116 @@
+package broker
+
+import (
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/brokerd/brokerd/broker/throttle"
+	"github.com/brokerd/brokerd/broker/wire"
+	"github.com/brokerd/brokerd/raftstore/quota"
+)
+
+// Enforcing client quotas on each request, as Kafka's KafkaApis does:
+// Produce is measured by its request size against producer_byte_rate,
+// a consumer's Fetch by its response's record bytes against
+// consumer_byte_rate, and the time handlers spend against
+// request_percentage. A client over a quota is not refused: its response
+// carries throttle_time_ms and its connection is muted that long
+// (wire.Request.Throttle); for response versions before KIP-219 the
+// response itself is delayed.
+
+// newQuotaManager returns the broker's quota enforcement.
+func newQuotaManager(cfg Config, index func() *quota.Index) *throttle.Manager {
+	return throttle.New(cfg.QuotaWindow, index)
+}
+
+// quotaUser is the user name quotas know a principal by: Kafka's
+// KafkaPrincipal.getName, "alice" for User:alice.
+func quotaUser(principal string) string {
+	if _, name, ok := strings.Cut(principal, ":"); ok {
+		return name
+	}
+	return principal
+}
+
+// requestTimeMetered reports whether a request's handler time counts
+// against request_percentage. Produce and Fetch handlers mostly wait (for
+// the raft commit, for a long poll) and are bounded by the byte rates;
+// JoinGroup and SyncGroup wait for other members; ApiVersions is exempt
+// in Kafka too.
+func requestTimeMetered(key int16) bool {
+	switch kmsg.Key(key) {
+	case kmsg.Produce, kmsg.Fetch, kmsg.JoinGroup, kmsg.SyncGroup, kmsg.ApiVersions:
+		return false
+	}
+	return true
+}
+
+// enforceQuotas records what the request cost its client, and throttles
+// the client if that takes it over a quota. resp may be nil (acks=0
+// Produce): the connection is still muted. It must run before the handler
+// returns to the wire layer.
+func (b *Broker) enforceQuotas(req *wire.Request, resp kmsg.Response, start time.Time) {
+	if b.store.Quotas().Len() == 0 {
+		return
+	}
+	now := time.Now()
+	user := quotaUser(req.Principal)
+	var client string
+	if req.Header.ClientID != nil {
+		client = *req.Header.ClientID
+	}
+	var d time.Duration
+	switch r := req.Msg.(type) {
+	case *kmsg.ProduceRequest:
+		d = b.quotas.Record(quota.ProducerByteRate, user, client, float64(req.Size), now)
+	case *kmsg.FetchRequest:
+		if fr, ok := resp.(*kmsg.FetchResponse); ok && r.ReplicaID < 0 {
+			d = b.quotas.Record(quota.ConsumerByteRate, user, client, float64(fetchRecordBytes(fr)+req.FileBytes()), now)
+		}
+	}
+	if requestTimeMetered(req.Header.APIKey) {
+		pct := float64(now.Sub(start)) * 100 / float64(time.Second)
+		d = max(d, b.quotas.Record(quota.RequestPercentage, user, client, pct, now))
+	}
+	if d <= 0 {
+		return
+	}
+	delay := false
+	if tr, ok := resp.(kmsg.ThrottleResponse); ok {
+		cur, after := tr.Throttle()
+		ms := int32(min(d.Milliseconds(), 1<<31-1))
+		if ms > cur {
+			resp.(kmsg.SetThrottleResponse).SetThrottle(ms)
+		}
+		delay = !after
+	}
+	req.Throttle(d, delay)
+}
+
+// fetchRecordBytes is the record bytes a Fetch response carries in memory.
+func fetchRecordBytes(r *kmsg.FetchResponse) int {
+	n := 0
+	for i := range r.Topics {
+		for j := range r.Topics[i].Partitions {
+			n += len(r.Topics[i].Partitions[j].RecordBatches)
+		}
+	}
+	return n
+}
+
+// QuotaStats reports, per quota key, the responses throttled and the
+// throttle time given (ms), for metrics.
+func (b *Broker) QuotaStats() (keys []string, throttled, throttleMs []int64) {
+	for k := range quota.NumKeys {
+		n, ms := b.quotas.Stats(k)
+		keys = append(keys, k.String())
+		throttled = append(throttled, n)
+		throttleMs = append(throttleMs, ms)
+	}
+	return keys, throttled, throttleMs
+}
+
+// QuotaEntities is the number of entities with a client quota.
+func (b *Broker) QuotaEntities() int { return b.store.Quotas().Len() }

@@ -1,0 +1,86 @@
+package wire
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// Throttling (client quotas, broker/throttle): a throttled request mutes
+// its connection, as Kafka mutes a throttled channel: the reader reads no
+// further frame until the throttle time has passed. With KIP-219 (the
+// response versions whose ThrottleMillis the client honours after the
+// response) the response goes out at once; for older versions it is held
+// back by the writer for the throttle time, as Kafka delays it.
+
+// muteClock is a connection's "do not read before" time, in unix ns.
+type muteClock struct{ until atomic.Int64 }
+
+// extend moves the mute to at least t.
+func (m *muteClock) extend(t int64) {
+	for {
+		cur := m.until.Load()
+		if cur >= t || m.until.CompareAndSwap(cur, t) {
+			return
+		}
+	}
+}
+
+// Throttle mutes r's connection for d from now; with delayResponse the
+// response is also held back that long (a client that predates KIP-219
+// learns of its throttle only by the delay). A handler calls it before it
+// returns; it is a no-op outside a connection.
+func (r *Request) Throttle(d time.Duration, delayResponse bool) {
+	if d <= 0 || r.mute == nil {
+		return
+	}
+	until := time.Now().Add(d).UnixNano()
+	r.mute.extend(until)
+	if delayResponse {
+		r.delayUntil = until
+	}
+}
+
+// waitMuted waits out the connection's mute before the next frame is
+// read; Shutdown or a close ends the wait.
+func (c *conn) waitMuted() error {
+	d := time.Until(time.Unix(0, c.mute.until.Load()))
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-c.stopCh:
+		return errStopped
+	case <-c.ctx.Done():
+		return fmt.Errorf("muted for a quota: %w", c.ctx.Err())
+	}
+}
+
+// delayResponse holds s's response back until its delay (Throttle with
+// delayResponse) has passed, flushing what is buffered first. It returns
+// false if the connection closed meanwhile.
+func (c *conn) delayResponse(s *slot, w *responseWriter) bool {
+	if s.req == nil || s.req.delayUntil == 0 {
+		return true
+	}
+	d := time.Until(time.Unix(0, s.req.delayUntil))
+	if d <= 0 {
+		return true
+	}
+	if err := w.flush(); err != nil {
+		c.writeFailed(err)
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
