@@ -178,8 +178,8 @@ func TestTLSMetadataPerListener(t *testing.T) {
 	}
 }
 
-// TestTLSStartErrors: an SSL listener whose key store is missing or
-// broken, or a SASL listener, stops start-up with a clear error.
+// TestTLSStartErrors: an SSL or SASL_SSL listener whose key store is
+// missing or broken stops start-up with a clear error.
 func TestTLSStartErrors(t *testing.T) {
 	f := newTLSFixture(t)
 	for _, c := range []struct {
@@ -191,7 +191,7 @@ func TestTLSStartErrors(t *testing.T) {
 		{"no key store", tlsconf.Config{}, node.Listener{Name: "SSL", Protocol: node.ProtocolSSL}, "needs ssl.keystore.location"},
 		{"missing key store", tlsconf.Config{KeystoreLocation: f.server.Keystore + ".gone"}, node.Listener{Name: "SSL", Protocol: node.ProtocolSSL}, "no such file"},
 		{"certificate without key", tlsconf.Config{KeystoreLocation: f.server.CertFile}, node.Listener{Name: "SSL", Protocol: node.ProtocolSSL}, "no PEM private key"},
-		{"SASL", tlsconf.Config{}, node.Listener{Name: "SASL_SSL", Protocol: "SASL_SSL"}, "SASL is not built yet"},
+		{"SASL_SSL without a key store", tlsconf.Config{}, node.Listener{Name: "SASL_SSL", Protocol: "SASL_SSL"}, "needs ssl.keystore.location"},
 	} {
 		cfg := node.DefaultConfig()
 		cfg.DataDir = t.TempDir()
