@@ -15,6 +15,7 @@ import (
 	"github.com/brokerd/brokerd/internal/node"
 	"github.com/brokerd/brokerd/internal/tlsconf"
 	"github.com/brokerd/brokerd/internal/tlstest"
+	"github.com/brokerd/brokerd/topic"
 )
 
 // TestSecureAdminCluster: three nodes with raft over mutual TLS, the admin
@@ -22,7 +23,7 @@ import (
 // a super user's Basic credentials works, sent to a follower (which
 // forwards it to the leader with its own certificate); without
 // credentials it is answered 401, with a user that has no ACL 403, and
-// /healthz needs nothing.
+// /healthz needs nothing. The nodes are super users by their certificates.
 func TestSecureAdminCluster(t *testing.T) {
 	ca := tlstest.NewCA(t, t.TempDir())
 	// Every node holds a certificate for CN=node: User:node, a super
@@ -33,10 +34,7 @@ func TestSecureAdminCluster(t *testing.T) {
 		rules := `RULE:^CN=([^,]+)(,.*)?$/$1/,DEFAULT`
 		cfg.RaftTLS = &tlsconf.Config{KeystoreLocation: ks, TruststoreLocation: ca.CAFile, PrincipalRules: rules}
 		cfg.AdminTLS = &tlsconf.Config{KeystoreLocation: ks, TruststoreLocation: ca.CAFile, ClientAuth: tlsconf.ClientAuthRequested, PrincipalRules: rules}
-		// User:ANONYMOUS (the plaintext Kafka listener) is a super user
-		// so the test can create topics; the admin API never takes an
-		// anonymous caller.
-		cfg.Authorizer = broker.AuthorizerConfig{Enabled: true, SuperUsers: []string{"User:admin", "User:node", "User:ANONYMOUS"}}
+		cfg.Authorizer = broker.AuthorizerConfig{Enabled: true, SuperUsers: []string{"User:admin", "User:node"}}
 		cfg.SASLBootstrapUsers = []node.BootstrapUser{
 			{Name: "admin", Mechanism: "SCRAM-SHA-256", Password: "admin-secret"},
 			{Name: "bob", Mechanism: "SCRAM-SHA-512", Password: "bob-secret"},
@@ -57,7 +55,10 @@ func TestSecureAdminCluster(t *testing.T) {
 			break
 		}
 	}
-	createTopic(t, newAdmin(t, leader.KafkaAddr()), "prices", 1, nil)
+	// Created in the store: the Kafka listener's User:ANONYMOUS may not.
+	if err := leader.Store().CreateTopic(context.Background(), "prices", topic.NewID(), 1, nil); err != nil {
+		t.Fatal(err)
+	}
 
 	client := func(user, pass string) *http.Client {
 		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}
@@ -76,18 +77,6 @@ func TestSecureAdminCluster(t *testing.T) {
 		t.Fatalf("/healthz: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	for _, c := range []struct {
-		user, pass, want string
-	}{
-		{"", "", "401"},
-		{"admin", "wrong", "401"},
-		{"bob", "bob-secret", "403"},
-	} {
-		_, err := processors.NewWithHTTP(base, client(c.user, c.pass)).Deploy(ctx, spec)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Fatalf("deploy as %q: %v, want %s", c.user, err, c.want)
-		}
-	}
 	// The bootstrap users are created by the leader shortly after start.
 	admin := processors.NewWithHTTP(base, client("admin", "admin-secret"))
 	var ps []processors.Processor
@@ -100,6 +89,19 @@ func TestSecureAdminCluster(t *testing.T) {
 	}
 	if _, err := admin.List(ctx); err != nil {
 		t.Fatalf("list as the admin user: %v", err)
+	}
+	// bob exists now too (created with admin), without any ACL.
+	for _, c := range []struct {
+		user, pass, want string
+	}{
+		{"", "", "401"},
+		{"admin", "wrong", "401"},
+		{"bob", "bob-secret", "403"},
+	} {
+		_, err := processors.NewWithHTTP(base, client(c.user, c.pass)).Deploy(ctx, spec)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("deploy as %q: %v, want %s", c.user, err, c.want)
+		}
 	}
 	// A plaintext request to the TLS admin listener is refused.
 	if resp, err := http.Get("http://" + follower.AdminAddr() + "/healthz"); err == nil && resp.StatusCode == http.StatusOK {

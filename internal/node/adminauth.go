@@ -58,7 +58,8 @@ func callerOf(ctx context.Context) (caller, bool) {
 }
 
 // errNoCredentials: the request carries neither Basic credentials nor a
-// client certificate.
+// client certificate; it is User:ANONYMOUS, served only what the ACLs
+// grant that principal, else answered 401.
 var errNoCredentials = errors.New("no credentials: send HTTP Basic credentials of a SCRAM user, or a client certificate")
 
 // authenticate finds the request's caller. A forwarding node's headers
@@ -91,7 +92,7 @@ func (a *adminAuth) authenticate(r *http.Request) (caller, error) {
 	if certP != "" {
 		return caller{principal: certP, host: host}, nil
 	}
-	return caller{}, errNoCredentials
+	return caller{principal: tlsconf.Anonymous, host: host}, errNoCredentials
 }
 
 // allowed reports whether c may perform op on a resource.
@@ -108,6 +109,11 @@ func (a *adminAuth) guard(nd adminNeed, h http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := a.authenticate(r)
+		if errors.Is(err, errNoCredentials) && nd.check(a, c, r) {
+			// What the ACLs grant User:ANONYMOUS needs no credentials,
+			// as on a plaintext Kafka listener.
+			err = nil
+		}
 		if err != nil {
 			if !errors.Is(err, errNoCredentials) {
 				// Bad credentials: answered after a delay, as a failed

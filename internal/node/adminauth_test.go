@@ -48,7 +48,7 @@ func TestAdminAuth(t *testing.T) {
 			Principal: principal, Host: "*", Operation: op, Permission: acl.PermAllow}
 	}
 	index := acl.NewIndex([]acl.Binding{
-		allow("User:bob", acl.OpAlter), allow("User:ops", acl.OpAlter), allow("User:node1", acl.OpClusterAction),
+		allow("User:bob", acl.OpAlter), allow("User:ops", acl.OpAlter), allow("User:node1", acl.OpClusterAction), allow("User:ANONYMOUS", acl.OpDescribe),
 	})
 	const delay = 50 * time.Millisecond
 	a := &adminAuth{policy: broker.AuthorizerConfig{Enabled: true, SuperUsers: []string{"User:root"}}.Policy(),
@@ -60,6 +60,7 @@ func TestAdminAuth(t *testing.T) {
 	}
 	mux.HandleFunc("/healthz", ok)
 	mux.HandleFunc("POST /v1/cluster/members", ok)
+	mux.Handle("/metrics", http.HandlerFunc(ok))
 	srv := httptest.NewUnstartedServer(mux)
 	srv.TLS = certs.TLSConfig()
 	srv.StartTLS()
@@ -85,6 +86,7 @@ func TestAdminAuth(t *testing.T) {
 	}{
 		{name: "healthz open", method: "GET", path: "/healthz", want: 200},
 		{name: "no credentials", method: "POST", path: "/v1/cluster/members", want: 401},
+		{name: "what User:ANONYMOUS is granted", method: "GET", path: "/metrics", want: 200, principal: "User:ANONYMOUS"},
 		{name: "bad password", method: "POST", path: "/v1/cluster/members", user: "bob", pass: "nope", want: 401, slow: true},
 		{name: "unknown user", method: "POST", path: "/v1/cluster/members", user: "mallory", pass: "x", want: 401, slow: true},
 		{name: "user without ACL", method: "POST", path: "/v1/cluster/members", user: "alice", pass: "alice-secret", want: 403},

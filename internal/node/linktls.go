@@ -41,7 +41,7 @@ func warnUnauthenticatedLinks(cfg *Config, logger *slog.Logger) {
 	}
 	if cfg.AdminTLS == nil || cfg.AdminTLS.ClientAuth == tlsconf.ClientAuthNone || cfg.AdminTLS.ClientAuth == "" {
 		logger.Warn("the admin API authorizes requests, but the nodes present no client certificate to each other's admin API: " +
-			"set brokerd.admin.tls.enabled=true with brokerd.admin.tls.client.auth=requested, and give the nodes' principal ClusterAction and Alter on the cluster (or list it in super.users)")
+			"set brokerd.admin.tls.enabled=true with brokerd.admin.tls.client.auth=requested, and give the nodes' principal ClusterAction and Alter on the cluster (or list it in super.users); or grant User:ANONYMOUS ClusterAction, Describe and Alter on the cluster (then anyone reaching the admin listener has them)")
 	}
 }
 
