@@ -21,21 +21,24 @@ import (
 // addAdminAuthFlags registers --user and --password on fs unless present.
 func addAdminAuthFlags(fs *pflag.FlagSet) {
 	if fs.Lookup("user") == nil {
-		fs.String("user", os.Getenv("BROKERD_USER"), "user name for the admin API's HTTP Basic authentication (a SCRAM user); also $BROKERD_USER")
+		fs.String("user", "", "user name for the admin API's HTTP Basic authentication (a SCRAM user); also $BROKERD_USER")
 	}
 	if fs.Lookup("password") == nil {
 		fs.String("password", "", "password of --user; default $BROKERD_PASSWORD (safer than the command line)")
 	}
 }
 
-// adminCredentials are the --user and --password values (the password
-// from $BROKERD_PASSWORD when the flag is not given).
+// adminCredentials are the --user and --password values, else
+// $BROKERD_USER and $BROKERD_PASSWORD (as the Kafka client flags read them).
 func adminCredentials(fs *pflag.FlagSet) (user, password string, err error) {
 	if f := fs.Lookup("user"); f != nil {
 		user = f.Value.String()
 	}
 	if f := fs.Lookup("password"); f != nil {
 		password = f.Value.String()
+	}
+	if user == "" {
+		user = os.Getenv("BROKERD_USER")
 	}
 	if password == "" {
 		password = os.Getenv("BROKERD_PASSWORD")

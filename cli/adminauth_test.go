@@ -61,6 +61,7 @@ func TestAdminHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("BROKERD_PASSWORD", "")
+	t.Setenv("BROKERD_USER", "")
 	if _, _, err := adminHTTP(fs2, tf2, addr); err == nil || !strings.Contains(err.Error(), "needs --password") {
 		t.Fatalf("--user without a password: %v", err)
 	}
