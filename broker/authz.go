@@ -22,6 +22,10 @@ type AuthorizerConfig struct {
 	AllowEveryoneIfNoACLFound bool
 }
 
+// Policy is the acl.Policy c describes (the admin API authorizes with it
+// too).
+func (c AuthorizerConfig) Policy() *acl.Policy { return newPolicy(c) }
+
 // newPolicy is the acl.Policy a configuration describes.
 func newPolicy(c AuthorizerConfig) *acl.Policy {
 	p := &acl.Policy{SuperUsers: map[string]bool{}, AllowIfNoACLFound: c.AllowEveryoneIfNoACLFound}

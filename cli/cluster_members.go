@@ -14,14 +14,19 @@ import (
 // member's admin HTTP address (--admin) rather than to Kafka.
 func addMembershipCmds(cmd *cobra.Command, f *clientFlags) {
 	var admin string
-	cmd.PersistentFlags().StringVar(&admin, "admin", "127.0.0.1:9644", "any member's admin address, host:port")
+	cmd.PersistentFlags().StringVar(&admin, "admin", "127.0.0.1:9644", "any member's admin address, host:port (https with the --tls flags)")
+	addAdminAuthFlags(cmd.PersistentFlags())
 	run := func(c *cobra.Command, op func(ctx context.Context, cl *cluster.Client) (cluster.Status, error)) error {
 		if err := f.check(); err != nil {
 			return err
 		}
+		base, hc, err := adminHTTP(cmd.PersistentFlags(), f.tls, admin)
+		if err != nil {
+			return err
+		}
 		ctx, cancel := f.context(c)
 		defer cancel()
-		st, err := op(ctx, cluster.New(admin))
+		st, err := op(ctx, cluster.NewWithHTTP(base, hc))
 		if err != nil {
 			return err
 		}

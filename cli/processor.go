@@ -23,14 +23,19 @@ func newProcessorCmd() *cobra.Command {
 	}
 	f := addClientFlags(cmd.PersistentFlags(), true)
 	var adminAddr string
-	cmd.PersistentFlags().StringVar(&adminAddr, "admin", "127.0.0.1:9644", "any member's admin address, host:port")
+	cmd.PersistentFlags().StringVar(&adminAddr, "admin", "127.0.0.1:9644", "any member's admin address, host:port (https with the --tls flags)")
+	addAdminAuthFlags(cmd.PersistentFlags())
 	run := func(c *cobra.Command, op func(ctx context.Context, cl *processors.Client) error) error {
 		if err := f.check(); err != nil {
 			return err
 		}
+		base, hc, err := adminHTTP(cmd.PersistentFlags(), f.tls, adminAddr)
+		if err != nil {
+			return err
+		}
 		ctx, cancel := f.context(c)
 		defer cancel()
-		return op(ctx, processors.New(adminAddr))
+		return op(ctx, processors.NewWithHTTP(base, hc))
 	}
 	show := func(c *cobra.Command, ps []processors.Processor) error {
 		if f.json() {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/brokerd/brokerd/internal/tlsconf"
 	"github.com/brokerd/brokerd/topic"
 )
 
@@ -28,6 +29,9 @@ type Config struct {
 	// RaftDial overrides, for the peers it lists, the address this node
 	// dials instead of the one in raft's configuration (a NAT, a proxy).
 	RaftDial []Peer
+	// RaftTLS, if set, runs raft's connections over mutual TLS with its
+	// certificates (it must require client certificates); nil: plaintext.
+	RaftTLS *tlsconf.Server
 	// AskHeld, if set, asks a follower which of a snapshot's segment
 	// files it already holds (Store.HeldSegments on that node), so that
 	// an install does not send them again (dedupe.go).

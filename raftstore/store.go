@@ -249,12 +249,13 @@ func (s *Store) startRaft() error {
 	if err != nil {
 		return fmt.Errorf("resolve raft address %q: %w", cfg.RaftAdvertise, err)
 	}
-	trans, err := raft.NewTCPTransportWithConfig(cfg.RaftAddr, adv, &raft.NetworkTransportConfig{
-		MaxPool: 3, Timeout: 10 * time.Second, Logger: hl, ServerAddressProvider: dialProvider(cfg.RaftDial, s.configuredAddr),
-	})
+	stream, err := newStreamLayer(cfg.RaftAddr, adv, cfg.RaftTLS, s.logger.With("component", "raft"))
 	if err != nil {
 		return fmt.Errorf("raft transport on %s: %w", cfg.RaftAddr, err)
 	}
+	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hl, ServerAddressProvider: dialProvider(cfg.RaftDial, s.configuredAddr),
+	})
 	s.trans = trans
 
 	rc := raft.DefaultConfig()

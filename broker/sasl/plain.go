@@ -41,9 +41,22 @@ func (p *plainExchange) Step(token []byte) ([]byte, bool, error) {
 	if authz != "" && authz != user {
 		return nil, false, failed("authorization id differs from the user name")
 	}
+	if err := VerifyPassword(p.lookup, user, pass); err != nil {
+		return nil, false, err
+	}
+	p.user = user
+	return nil, true, nil
+}
+
+// VerifyPassword checks a password against the user's stored SCRAM
+// credential (SCRAM-SHA-512 first), as PLAIN does, and as the admin API's
+// HTTP Basic authentication does. An unknown user costs the same key
+// derivation as a wrong password. The error wraps ErrAuthenticationFailed
+// and never holds the password.
+func VerifyPassword(lookup Lookup, user, pass string) error {
 	mech, cred, ok := "", dummyCredential, false
 	for _, m := range plainLookupOrder {
-		if c, found := p.lookup(user, m); found {
+		if c, found := lookup(user, m); found {
 			mech, cred, ok = m, c, true
 			break
 		}
@@ -53,11 +66,10 @@ func (p *plainExchange) Step(token []byte) ([]byte, bool, error) {
 	}
 	got, err := derive(hashFor(mech), user, pass, cred.Salt, cred.Iterations)
 	if err != nil {
-		return nil, false, failed("derive: %v", err)
+		return failed("derive: %v", err)
 	}
 	if !ok || !hmac.Equal(got.StoredKey, cred.StoredKey) {
-		return nil, false, failed("invalid credentials")
+		return failed("invalid credentials")
 	}
-	p.user = user
-	return nil, true, nil
+	return nil
 }

@@ -37,6 +37,12 @@ func New(addr string) *Client {
 	return &Client{addr: adminhttp.Base(addr), hc: http.DefaultClient}
 }
 
+// NewWithHTTP is New with its own HTTP client: TLS (give addr as
+// https://host:port) and credentials.
+func NewWithHTTP(addr string, hc *http.Client) *Client {
+	return &Client{addr: adminhttp.Base(addr), hc: hc}
+}
+
 // Status lists the members.
 func (c *Client) Status(ctx context.Context) (Status, error) {
 	return c.do(ctx, http.MethodGet, "/v1/cluster", nil)

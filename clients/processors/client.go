@@ -45,6 +45,12 @@ type Client struct {
 // New returns a client for the admin address host:port (or a URL).
 func New(addr string) *Client { return &Client{addr: adminhttp.Base(addr), hc: http.DefaultClient} }
 
+// NewWithHTTP is New with its own HTTP client: TLS (give addr as
+// https://host:port) and credentials.
+func NewWithHTTP(addr string, hc *http.Client) *Client {
+	return &Client{addr: adminhttp.Base(addr), hc: hc}
+}
+
 // Deploy deploys the specs in spec (YAML documents or JSON).
 func (c *Client) Deploy(ctx context.Context, spec []byte) ([]Processor, error) {
 	var out []Processor

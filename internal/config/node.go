@@ -77,6 +77,9 @@ func (c *Config) Node() (node.Config, error) {
 	cfg.TrailingLogs = uint64(c.Int("brokerd.raft.trailing.logs"))
 	cfg.TrailingBytes = c.Int("brokerd.raft.trailing.bytes")
 	cfg.AdminAddr = c.String("brokerd.admin.listener")
+	if err := c.linkTLS(&cfg); err != nil {
+		return cfg, err
+	}
 	cfg.NoPartitionMetrics = !c.Bool("brokerd.metrics.partition.enable")
 	cfg.TopicDefaults = c.TopicDefaults()
 	if err := c.sasl(&cfg); err != nil {

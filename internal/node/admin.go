@@ -2,8 +2,10 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/pprof"
 	"time"
@@ -17,7 +19,10 @@ type kmsgResponse = kmsg.Response
 // liveness, readiness and pprof (on this listener only).
 func (n *Node) startAdmin() error {
 	l := n.adminL
-	mux := http.NewServeMux()
+	if n.adminTLS != nil {
+		l = tls.NewListener(l, n.adminTLS.TLSConfig())
+	}
+	mux := guardedMux{ServeMux: http.NewServeMux(), auth: n.newAdminAuth(), needs: n.adminNeeds()}
 	n.clusterRoutes(mux)
 	n.processorRoutes(mux)
 	mux.Handle("/metrics", n.metrics.Handler())
@@ -36,7 +41,7 @@ func (n *Node) startAdmin() error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	n.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	n.admin = &http.Server{Handler: mux, ErrorLog: slog.NewLogLogger(n.logger.With("component", "admin").Handler(), slog.LevelWarn), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := n.admin.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			n.serveErr <- fmt.Errorf("admin listener: %w", err)

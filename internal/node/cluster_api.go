@@ -51,7 +51,7 @@ type ClusterStatus struct {
 	Members        []ClusterMember `json:"members"`
 }
 
-func (n *Node) clusterRoutes(mux *http.ServeMux) {
+func (n *Node) clusterRoutes(mux guardedMux) {
 	mux.HandleFunc("GET /v1/cluster", n.getCluster)
 	mux.HandleFunc("POST /v1/cluster/members", n.onLeader(n.addMember))
 	mux.HandleFunc("DELETE /v1/cluster/members/{id}", n.onLeader(n.removeMember))
@@ -123,14 +123,15 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, r.Method, "http://"+b.Admin+r.URL.RequestURI(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, r.Method, n.adminURL(b.Admin, r.URL.RequestURI()), bytes.NewReader(body))
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, err)
 		return
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(forwardedHeader, strconv.Itoa(int(n.cfg.NodeID)))
-	resp, err := http.DefaultClient.Do(req)
+	setForwarded(req, r)
+	resp, err := n.adminHTTP.Do(req)
 	if err != nil {
 		httpError(w, http.StatusBadGateway, fmt.Errorf("forward to the leader (node %d at %s): %w", id, b.Admin, err))
 		return
@@ -290,12 +291,12 @@ func (n *Node) askRegistration(ctx context.Context, self raftstore.BrokerInfo) e
 	body, _ := json.Marshal(self)
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, "http://"+lb.Admin+"/v1/cluster/brokers", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, n.adminURL(lb.Admin, "/v1/cluster/brokers"), bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := n.adminHTTP.Do(req)
 	if err != nil {
 		return err
 	}
@@ -313,11 +314,11 @@ func (n *Node) askRegistration(ctx context.Context, self raftstore.BrokerInfo) e
 // again as a no-op.
 func (n *Node) join(ctx context.Context, addr string) error {
 	raftAddr := n.store.RaftAddr()
-	cl := &http.Client{Timeout: 15 * time.Second}
+	cl := n.adminClient(15 * time.Second)
 	body, _ := json.Marshal(map[string]any{"node_id": n.cfg.NodeID, "raft_addr": raftAddr})
 	var last error
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/v1/cluster/members", bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.adminURL(addr, "/v1/cluster/members"), bytes.NewReader(body))
 		if err != nil {
 			return fmt.Errorf("join %s: %w", addr, err)
 		}
@@ -371,10 +372,10 @@ func (n *Node) leaderSaysRemoved(ctx context.Context) bool {
 	if err != nil {
 		return false
 	}
-	cl := &http.Client{Timeout: 3 * time.Second}
+	cl := n.adminClient(3 * time.Second)
 	ask := func(admin string) (ClusterStatus, bool) {
 		var st ClusterStatus
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+admin+"/v1/cluster?verify=leader", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.adminURL(admin, "/v1/cluster?verify=leader"), nil)
 		if err != nil {
 			return st, false
 		}

@@ -50,12 +50,12 @@ func (n *Node) askHeld(ctx context.Context, node int32, want []raftstore.HeldFil
 	if err != nil {
 		return nil, fmt.Errorf("encode held-files query: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+b.Admin+"/v1/cluster/segments/held", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.adminURL(b.Admin, "/v1/cluster/segments/held"), bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("held-files query to node %d: %w", node, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := n.adminHTTP.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("held-files query to node %d: %w", node, err)
 	}

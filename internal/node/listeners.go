@@ -117,13 +117,3 @@ func (n *Node) ListenerAddr(name string) string {
 	}
 	return a.String()
 }
-
-// ReloadTLS reads the SSL listeners' key store and trust store again (on
-// SIGHUP). New connections get the new certificates; on an error the old
-// ones stay. Without an SSL listener it does nothing.
-func (n *Node) ReloadTLS() error {
-	if n.tls == nil {
-		return nil
-	}
-	return n.tls.Reload()
-}

@@ -46,7 +46,14 @@ type Config struct {
 	SASLBootstrapUsers []BootstrapUser
 	// AdminAddr is the admin HTTP listener; empty disables it.
 	AdminAddr string
-	RaftAddr  string
+	// AdminTLS, if set, serves the admin API over TLS
+	// (brokerd.admin.tls.*); with a client auth other than none, this
+	// node's calls to other nodes' admin API present its certificate.
+	AdminTLS *tlsconf.Config
+	// RaftTLS, if set, runs raft over mutual TLS (brokerd.raft.tls.*);
+	// the trust store is required.
+	RaftTLS  *tlsconf.Config
+	RaftAddr string
 	// RaftAdvertise, if set, is the raft address peers dial (default
 	// RaftAddr).
 	RaftAdvertise string
@@ -152,10 +159,14 @@ type Node struct {
 	broker   *broker.Broker
 	kafka    *wire.Server
 	tls      *tlsconf.Server // nil without an SSL listener
-	admin    *http.Server
-	adminL   net.Listener
-	metrics  *metrics.Metrics
-	serveErr chan error // a listener or the state machine that stopped on its own
+	raftTLS  *tlsconf.Server // nil: raft in plaintext
+	adminTLS *tlsconf.Server // nil: the admin API in plaintext
+	// adminHTTP calls other nodes' admin API (https with adminTLS).
+	adminHTTP *http.Client
+	admin     *http.Server
+	adminL    net.Listener
+	metrics   *metrics.Metrics
+	serveErr  chan error // a listener or the state machine that stopped on its own
 	// bgCancel stops the node's background work (registration, the
 	// processors).
 	bgCancel context.CancelFunc
@@ -199,6 +210,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sasl.enabled.mechanisms: %w", err)
 	}
+	if n.raftTLS, n.adminTLS, err = linkTLS(&cfg); err != nil {
+		return nil, err
+	}
+	n.adminHTTP = newAdminClient(n.adminTLS)
 	wcfg := cfg.Wire
 	if wcfg.Listeners, n.tls, err = wireListeners(&cfg, saslSrv); err != nil {
 		return nil, err
@@ -236,6 +251,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		RaftAdvertise:             cfg.RaftAdvertise,
 		Peers:                     cfg.Peers,
 		RaftDial:                  cfg.RaftDial,
+		RaftTLS:                   n.raftTLS,
 		AskHeld:                   n.askHeld,
 		Join:                      cfg.Join != "",
 		SnapshotBytes:             cfg.SnapshotBytes,

@@ -13,7 +13,7 @@ import (
 
 // The processors' admin API. Every request is served by the leader, which
 // runs the processors; another member forwards it there.
-func (n *Node) processorRoutes(mux *http.ServeMux) {
+func (n *Node) processorRoutes(mux guardedMux) {
 	mux.HandleFunc("POST /v1/processors", n.onLeader(n.deployProcessors))
 	mux.HandleFunc("GET /v1/processors", n.onLeader(n.listProcessors))
 	mux.HandleFunc("GET /v1/processors/{name}", n.onLeader(n.getProcessor))

@@ -13,10 +13,10 @@ import (
 // loadKeystore reads a PEM key store: one file holding the private key
 // (PKCS#8, PKCS#1 or SEC 1, unencrypted) and the certificate chain, leaf
 // first, as KIP-651's ssl.keystore.type=PEM.
-func loadKeystore(path string) (*tls.Certificate, error) {
+func loadKeystore(path, key string) (*tls.Certificate, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("ssl.keystore.location: %w", err)
+		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	var certPEM, keyPEM []byte
 	rest := data
@@ -30,35 +30,35 @@ func loadKeystore(path string) (*tls.Certificate, error) {
 		case b.Type == "CERTIFICATE":
 			certPEM = append(certPEM, pem.EncodeToMemory(b)...)
 		case b.Type == "ENCRYPTED PRIVATE KEY" || b.Headers["Proc-Type"] != "":
-			return nil, fmt.Errorf("ssl.keystore.location %s: the private key is encrypted; brokerd reads unencrypted PEM keys only (decrypt it: openssl pkey -in key.pem -out plain.pem)", path)
+			return nil, fmt.Errorf("%s %s: the private key is encrypted; brokerd reads unencrypted PEM keys only (decrypt it: openssl pkey -in key.pem -out plain.pem)", key, path)
 		case b.Type == "PRIVATE KEY" || b.Type == "RSA PRIVATE KEY" || b.Type == "EC PRIVATE KEY":
 			if keyPEM != nil {
-				return nil, fmt.Errorf("ssl.keystore.location %s: more than one private key", path)
+				return nil, fmt.Errorf("%s %s: more than one private key", key, path)
 			}
 			keyPEM = pem.EncodeToMemory(b)
 		}
 	}
-	if err := wholeBlocks(path, "ssl.keystore.location", rest); err != nil {
+	if err := wholeBlocks(path, key, rest); err != nil {
 		return nil, err
 	}
 	if keyPEM == nil {
-		return nil, fmt.Errorf("ssl.keystore.location %s: no PEM private key in the file (it must hold the key and the certificate chain)", path)
+		return nil, fmt.Errorf("%s %s: no PEM private key in the file (it must hold the key and the certificate chain)", key, path)
 	}
 	if certPEM == nil {
-		return nil, fmt.Errorf("ssl.keystore.location %s: no PEM certificate in the file (it must hold the key and the certificate chain)", path)
+		return nil, fmt.Errorf("%s %s: no PEM certificate in the file (it must hold the key and the certificate chain)", key, path)
 	}
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
-		return nil, fmt.Errorf("ssl.keystore.location %s: %w", path, err)
+		return nil, fmt.Errorf("%s %s: %w", key, path, err)
 	}
 	return &cert, nil
 }
 
 // loadTruststore reads a PEM bundle of CA certificates.
-func loadTruststore(path string) (*x509.CertPool, error) {
+func loadTruststore(path, key string) (*x509.CertPool, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("ssl.truststore.location: %w", err)
+		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	pool := x509.NewCertPool()
 	n := 0
@@ -74,16 +74,16 @@ func loadTruststore(path string) (*x509.CertPool, error) {
 		}
 		c, err := x509.ParseCertificate(b.Bytes)
 		if err != nil {
-			return nil, fmt.Errorf("ssl.truststore.location %s: certificate %d: %w", path, n+1, err)
+			return nil, fmt.Errorf("%s %s: certificate %d: %w", key, path, n+1, err)
 		}
 		pool.AddCert(c)
 		n++
 	}
-	if err := wholeBlocks(path, "ssl.truststore.location", rest); err != nil {
+	if err := wholeBlocks(path, key, rest); err != nil {
 		return nil, err
 	}
 	if n == 0 {
-		return nil, fmt.Errorf("ssl.truststore.location %s: %w", path, errors.New("no PEM certificate in the file"))
+		return nil, fmt.Errorf("%s %s: %w", key, path, errors.New("no PEM certificate in the file"))
 	}
 	return pool, nil
 }

@@ -125,9 +125,9 @@ func TestHalfWrittenFiles(t *testing.T) {
 		}
 		var lerr error
 		if path == srv.Keystore {
-			_, lerr = loadKeystore(cut)
+			_, lerr = loadKeystore(cut, "ssl.keystore.location")
 		} else {
-			_, lerr = loadTruststore(cut)
+			_, lerr = loadTruststore(cut, "ssl.truststore.location")
 		}
 		if lerr == nil || !strings.Contains(lerr.Error(), "half written") {
 			t.Errorf("%s cut short: %v, want a refusal", filepath.Base(path), lerr)

@@ -3,7 +3,6 @@ package tlsconf
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -30,6 +29,18 @@ type Config struct {
 	ClientAuth string
 	// PrincipalRules is ssl.principal.mapping.rules ("" is DEFAULT).
 	PrincipalRules string
+	// Prefix is the configuration keys' prefix that errors name
+	// ("brokerd.raft.tls."); "" is "ssl.".
+	Prefix string
+}
+
+// key is the configuration key name (keystore.location, ...) that errors
+// name.
+func (c Config) key(name string) string {
+	if c.Prefix == "" {
+		return "ssl." + name
+	}
+	return c.Prefix + name
 }
 
 // material is what a reload swaps: the certificate and the client CAs.
@@ -62,13 +73,13 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	case ClientAuthRequired:
 		s.auth = tls.RequireAndVerifyClientCert
 	default:
-		return nil, fmt.Errorf("ssl.client.auth %q: want none, requested or required", cfg.ClientAuth)
+		return nil, fmt.Errorf("%s %q: want none, requested or required", cfg.key("client.auth"), cfg.ClientAuth)
 	}
 	if cfg.KeystoreLocation == "" {
-		return nil, errors.New("an SSL listener needs ssl.keystore.location (a PEM file with the private key and the certificate chain)")
+		return nil, fmt.Errorf("TLS needs %s (a PEM file with the private key and the certificate chain)", cfg.key("keystore.location"))
 	}
 	if s.auth != tls.NoClientCert && cfg.TruststoreLocation == "" {
-		return nil, fmt.Errorf("ssl.client.auth=%s needs ssl.truststore.location (a PEM bundle of the CAs client certificates are signed by)", cfg.ClientAuth)
+		return nil, fmt.Errorf("%s=%s needs %s (a PEM bundle of the CAs client certificates are signed by)", cfg.key("client.auth"), cfg.ClientAuth, cfg.key("truststore.location"))
 	}
 	rules, err := ParseRules(cfg.PrincipalRules)
 	if err != nil {
@@ -84,13 +95,13 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 }
 
 func (s *Server) load() (*material, error) {
-	cert, err := loadKeystore(s.cfg.KeystoreLocation)
+	cert, err := loadKeystore(s.cfg.KeystoreLocation, s.cfg.key("keystore.location"))
 	if err != nil {
 		return nil, err
 	}
 	m := &material{cert: cert}
 	if s.cfg.TruststoreLocation != "" {
-		if m.cas, err = loadTruststore(s.cfg.TruststoreLocation); err != nil {
+		if m.cas, err = loadTruststore(s.cfg.TruststoreLocation, s.cfg.key("truststore.location")); err != nil {
 			return nil, err
 		}
 	}

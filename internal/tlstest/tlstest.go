@@ -75,6 +75,18 @@ func (ca *CA) Server(name, cn string) *Pair {
 	})
 }
 
+// Node issues a certificate a node uses both ways on links between nodes
+// (raft, the admin API): server and client authentication, for 127.0.0.1
+// and localhost.
+func (ca *CA) Node(name, cn string) *Pair {
+	return ca.issue(name, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: cn},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:    []string{"localhost"},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	})
+}
+
 // Client issues a client certificate with the subject given.
 func (ca *CA) Client(name string, subject pkix.Name) *Pair {
 	return ca.issue(name, &x509.Certificate{
