@@ -420,4 +420,25 @@ func TestSASLClusterReplication(t *testing.T) {
 			t.Errorf("%s: error %d, want %d", r.User, r.ErrorCode, want[r.User])
 		}
 	}
+	// A follower answers NOT_CONTROLLER for each user, sorted, before
+	// validating anything, as Kafka does (franz-go retries on the first
+	// result). It answered DUPLICATE_RESOURCE for carol first.
+	for _, n := range nodes {
+		if n == leader {
+			continue
+		}
+		resp := kmsg.NewPtrAlterUserSCRAMCredentialsResponse()
+		dialSASL(t, n.KafkaAddr()).roundTrip(req, 0, resp)
+		var users []string
+		for _, r := range resp.Results {
+			users = append(users, r.User)
+			if r.ErrorCode != kerr.NotController.Code {
+				t.Errorf("follower: %s: error %d, want NOT_CONTROLLER", r.User, r.ErrorCode)
+			}
+		}
+		if got := strings.Join(users, ","); got != "carol,dave,nobody" {
+			t.Errorf("follower: results for %s", got)
+		}
+		break
+	}
 }

@@ -122,6 +122,7 @@ func (f *fsm) applyScramAlter(c *scramAlterCmd) any {
 	out := make([]error, 0, len(c.Upserts)+len(c.Deletes))
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	usage := usageOf(f.scram)
 	for i := range c.Upserts {
 		u := c.Upserts[i]
 		if err := CheckScramCredential(&u); err != nil {
@@ -129,8 +130,17 @@ func (f *fsm) applyScramAlter(c *scramAlterCmd) any {
 			continue
 		}
 		k := u.key()
-		if _, ok := f.scram[k]; ok && c.IfAbsent {
+		prev, exists := f.scram[k]
+		if exists && c.IfAbsent {
 			out = append(out, ErrScramCredentialExists)
+			continue
+		}
+		var old *ScramCredential
+		if exists {
+			old = &prev
+		}
+		if err := usage.admit(&u, old); err != nil {
+			out = append(out, err)
 			continue
 		}
 		f.scram[k] = u
@@ -142,10 +152,12 @@ func (f *fsm) applyScramAlter(c *scramAlterCmd) any {
 			out = append(out, err)
 			continue
 		}
-		if _, ok := f.scram[d]; !ok {
+		prev, ok := f.scram[d]
+		if !ok {
 			out = append(out, ErrUnknownScramCredential)
 			continue
 		}
+		usage.remove(&prev)
 		delete(f.scram, d)
 		f.dirty.scram[d] = true
 		out = append(out, nil)
