@@ -67,6 +67,9 @@ type scramAlterCmd struct {
 	Upserts  []ScramCredential `json:"upserts,omitempty"`
 	Deletes  []ScramKey        `json:"deletes,omitempty"`
 	IfAbsent bool              `json:"if_absent,omitempty"`
+	// Bootstrap (with IfAbsent) marks each upsert's credential as
+	// bootstrapped, and skips one already marked (scram_bootstrap.go).
+	Bootstrap bool `json:"bootstrap,omitempty"`
 }
 
 // ScramKeySize is the StoredKey and ServerKey length of a mechanism, 0 for
@@ -131,15 +134,32 @@ func (f *fsm) applyScramAlter(c *scramAlterCmd) any {
 		}
 		k := u.key()
 		prev, exists := f.scram[k]
-		if exists && c.IfAbsent {
-			out = append(out, ErrScramCredentialExists)
+		if c.Bootstrap && f.scramBoot[k] {
+			out = append(out, ErrScramBootstrapped)
 			continue
 		}
 		var old *ScramCredential
 		if exists {
 			old = &prev
 		}
-		if err := usage.admit(&u, old); err != nil {
+		var err error
+		switch {
+		case exists && c.IfAbsent:
+			err = ErrScramCredentialExists
+		default:
+			err = usage.admit(&u, old)
+		}
+		if errors.Is(err, ErrScramLimit) {
+			out = append(out, err)
+			continue
+		}
+		if c.Bootstrap {
+			if merr := f.markBootstrapped(k); merr != nil {
+				out = append(out, merr)
+				continue
+			}
+		}
+		if err != nil {
 			out = append(out, err)
 			continue
 		}

@@ -25,11 +25,19 @@ func (f *fsm) checkpointScram(job *ckptJob) error {
 			return err
 		}
 	}
+	for k := range f.dirty.scramBoot {
+		if err := job.putJSON(bucketScramBoot, k.storeKey(), k); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // loadScram reads the credentials of a checkpoint.
 func (f *fsm) loadScram(tx *bolt.Tx) error {
+	if err := f.loadScramBoot(tx); err != nil {
+		return err
+	}
 	b := tx.Bucket(bucketScram)
 	if b == nil {
 		return nil
@@ -71,5 +79,5 @@ func writeManifestScram(tx *bolt.Tx, m *manifest) error {
 			return err
 		}
 	}
-	return nil
+	return writeManifestScramBoot(tx, m)
 }

@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,4 +71,75 @@ func applyAllOK(t *testing.T, f *fsm, ups []ScramCredential) {
 			t.Fatalf("upsert %d: %v", i, err)
 		}
 	}
+}
+
+// TestScramBootstrapOnce: a bootstrap creates a credential and marks it;
+// after a deletion, or a restart, or through the real snapshot's
+// manifest, a second bootstrap leaves it deleted. It failed when
+// bootstrap was a plain if-absent upsert (the deleted user came back).
+func TestScramBootstrapOnce(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestStore(t, dir)
+	ctx := context.Background()
+	alice, bob := testScram("alice", ScramSHA256, 4096), testScram("bob", ScramSHA256, 4096)
+	if _, err := s.AlterScram(ctx, []ScramCredential{bob}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	errs, err := s.BootstrapScram(ctx, []ScramCredential{alice, bob})
+	if err != nil || errs[0] != nil || !errors.Is(errs[1], ErrScramCredentialExists) {
+		t.Fatalf("bootstrap: %v %v", err, errs)
+	}
+	if !s.ScramBootstrapped("alice", ScramSHA256) || !s.ScramBootstrapped("bob", ScramSHA256) {
+		t.Fatal("not marked")
+	}
+	if errs, err := s.AlterScram(ctx, nil, []ScramKey{{"alice", ScramSHA256}, {"bob", ScramSHA256}}, false); err != nil || errs[0] != nil || errs[1] != nil {
+		t.Fatalf("delete: %v %v", err, errs)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTestStore(t, dir)
+	defer s.Close()
+	errs, err = s.BootstrapScram(ctx, []ScramCredential{alice, bob})
+	if err != nil || !errors.Is(errs[0], ErrScramBootstrapped) || !errors.Is(errs[1], ErrScramBootstrapped) {
+		t.Fatalf("second bootstrap after restart: %v %v", err, errs)
+	}
+	if len(s.ScramCredentials()) != 0 {
+		t.Fatalf("deleted bootstrap users came back: %+v", s.ScramCredentials())
+	}
+	// The snapshot's manifest carries the markers.
+	m := realManifest(t, s)
+	if len(m.ScramBootstrapped) != 2 {
+		t.Fatalf("manifest markers: %+v", m.ScramBootstrapped)
+	}
+	f := newScramFSM()
+	db := openBolt(t)
+	if err := db.Update(func(tx *boltTx) error { return writeManifestScram(tx, m) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.View(f.loadScram); err != nil {
+		t.Fatal(err)
+	}
+	errs = f.applyScramAlter(&scramAlterCmd{Upserts: []ScramCredential{alice}, IfAbsent: true, Bootstrap: true}).([]error)
+	if !errors.Is(errs[0], ErrScramBootstrapped) {
+		t.Fatalf("bootstrap on a node installed from the snapshot: %v", errs[0])
+	}
+}
+
+// realManifest is the manifest of the store's own Snapshot.
+func realManifest(t *testing.T, s *Store) *manifest {
+	t.Helper()
+	snap, err := s.fsm.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Release()
+	var m manifest
+	if err := json.Unmarshal([]byte(snap.(manifestSnapshot)), &m); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.validate(); err != nil {
+		t.Fatal(err)
+	}
+	return &m
 }

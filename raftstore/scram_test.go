@@ -135,9 +135,9 @@ func TestScramRestartAndSnapshot(t *testing.T) {
 	}
 
 	// A manifest carries them into a fresh state DB.
-	m := &manifest{Partitions: map[string]manifestPartition{}, Scram: s.ScramCredentials()}
-	if err := m.validate(); err != nil {
-		t.Fatal(err)
+	m := realManifest(t, s)
+	if len(m.Scram) != 1 {
+		t.Fatalf("the snapshot's manifest holds %+v", m.Scram)
 	}
 	f := newScramFSM()
 	db := openBolt(t)
