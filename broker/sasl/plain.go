@@ -9,13 +9,26 @@ import (
 // against: the first mechanism the user has one for.
 var plainLookupOrder = []string{ScramSHA512, ScramSHA256}
 
-// dummyCredential is what PLAIN derives against for an unknown user, so
-// that an unknown user costs the same time as a wrong password.
-var dummyCredential = Credential{Salt: []byte("brokerd-unknown-user"), Iterations: 4096}
+// An unknown user's password is derived against a mock credential with
+// the parameters of a typical real one, so that it costs what a wrong
+// password does: SCRAM-SHA-512 (what PLAIN checks first) at 4096
+// iterations (what brokerd's bootstrap users and Kafka's minimum use),
+// with a salt random per server. A user whose credential has other
+// iterations still takes another time, as users of different iterations
+// do from each other.
+const (
+	mockMechanism  = ScramSHA512
+	mockIterations = 4096
+)
+
+// deriveFn is derive; tests watch it.
+var deriveFn = derive
 
 // plainExchange is RFC 4616: one token, authzid NUL authcid NUL passwd.
 type plainExchange struct {
 	lookup Lookup
+	mock   Credential
+	derive *deriveLimit
 	user   string
 	used   bool
 }
@@ -41,17 +54,18 @@ func (p *plainExchange) Step(token []byte) ([]byte, bool, error) {
 	if authz != "" && authz != user {
 		return nil, false, failed("authorization id differs from the user name")
 	}
-	mech, cred, ok := "", dummyCredential, false
+	mech, cred, ok := mockMechanism, p.mock, false
 	for _, m := range plainLookupOrder {
 		if c, found := p.lookup(user, m); found {
 			mech, cred, ok = m, c, true
 			break
 		}
 	}
-	if !ok {
-		mech = ScramSHA256
+	if err := p.derive.acquire(); err != nil {
+		return nil, false, err
 	}
-	got, err := derive(hashFor(mech), user, pass, cred.Salt, cred.Iterations)
+	got, err := deriveFn(hashFor(mech), user, pass, cred.Salt, cred.Iterations)
+	p.derive.release()
 	if err != nil {
 		return nil, false, failed("derive: %v", err)
 	}

@@ -1,6 +1,7 @@
 package sasl
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
@@ -48,6 +49,12 @@ type Lookup func(user, mechanism string) (Credential, bool)
 type Server struct {
 	mechanisms []string
 	lookup     Lookup
+	// mock is PLAIN's credential for unknown users (plain.go); derive
+	// bounds the key derivations running at once (derive.go).
+	mock   Credential
+	derive *deriveLimit
+	// nonce makes SCRAM server nonces (serverNonce; fixed in tests).
+	nonce func() string
 }
 
 // NewServer returns a server for the mechanisms (nil: DefaultMechanisms).
@@ -69,7 +76,9 @@ func NewServer(mechanisms []string, lookup Lookup) (*Server, error) {
 			out = append(out, m)
 		}
 	}
-	return &Server{mechanisms: out, lookup: lookup}, nil
+	salt := make([]byte, saltBytes)
+	_, _ = rand.Read(salt) // crypto/rand.Read never fails (Go 1.24+)
+	return &Server{mechanisms: out, lookup: lookup, mock: Credential{Salt: salt, Iterations: mockIterations}, derive: newDeriveLimit(), nonce: serverNonce}, nil
 }
 
 // ParseMechanisms splits a sasl.enabled.mechanisms value and checks each.
@@ -112,9 +121,9 @@ func (s *Server) Start(mechanism string) (Exchange, error) {
 	}
 	switch mechanism {
 	case Plain:
-		return &plainExchange{lookup: s.lookup}, nil
+		return &plainExchange{lookup: s.lookup, mock: s.mock, derive: s.derive}, nil
 	default:
-		return newScramExchange(mechanism, s.lookup, serverNonce)
+		return newScramExchange(mechanism, s.lookup, s.nonce)
 	}
 }
 
