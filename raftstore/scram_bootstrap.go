@@ -92,14 +92,9 @@ func (f *fsm) manifestScramBoot() []ScramKey {
 
 // writeManifestScramBoot stores a snapshot's markers.
 func writeManifestScramBoot(tx *bolt.Tx, m *manifest) error {
-	if tx.Bucket(bucketScramBoot) != nil {
-		if err := tx.DeleteBucket(bucketScramBoot); err != nil {
-			return fmt.Errorf("clear bucket %s: %w", bucketScramBoot, err)
-		}
-	}
-	b, err := tx.CreateBucket(bucketScramBoot)
+	b, err := freshBucket(tx, bucketScramBoot)
 	if err != nil {
-		return fmt.Errorf("create bucket %s: %w", bucketScramBoot, err)
+		return err
 	}
 	for _, k := range m.ScramBootstrapped {
 		if err := putJSON(b, k.storeKey(), k); err != nil {

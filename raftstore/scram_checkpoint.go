@@ -62,16 +62,25 @@ func (f *fsm) manifestScram() []ScramCredential {
 	return out
 }
 
-// writeManifestScram stores a snapshot's credentials.
-func writeManifestScram(tx *bolt.Tx, m *manifest) error {
-	if tx.Bucket(bucketScram) != nil {
-		if err := tx.DeleteBucket(bucketScram); err != nil {
-			return fmt.Errorf("clear bucket %s: %w", bucketScram, err)
+// freshBucket empties (or creates) the bucket name.
+func freshBucket(tx *bolt.Tx, name []byte) (*bolt.Bucket, error) {
+	if tx.Bucket(name) != nil {
+		if err := tx.DeleteBucket(name); err != nil {
+			return nil, fmt.Errorf("clear bucket %s: %w", name, err)
 		}
 	}
-	b, err := tx.CreateBucket(bucketScram)
+	b, err := tx.CreateBucket(name)
 	if err != nil {
-		return fmt.Errorf("create bucket %s: %w", bucketScram, err)
+		return nil, fmt.Errorf("create bucket %s: %w", name, err)
+	}
+	return b, nil
+}
+
+// writeManifestScram stores a snapshot's credentials.
+func writeManifestScram(tx *bolt.Tx, m *manifest) error {
+	b, err := freshBucket(tx, bucketScram)
+	if err != nil {
+		return err
 	}
 	for i := range m.Scram {
 		c := &m.Scram[i]

@@ -112,14 +112,7 @@ func TestScramBootstrapOnce(t *testing.T) {
 	if len(m.ScramBootstrapped) != 2 {
 		t.Fatalf("manifest markers: %+v", m.ScramBootstrapped)
 	}
-	f := newScramFSM()
-	db := openBolt(t)
-	if err := db.Update(func(tx *boltTx) error { return writeManifestScram(tx, m) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.View(f.loadScram); err != nil {
-		t.Fatal(err)
-	}
+	f := installedScram(t, m)
 	errs = f.applyScramAlter(&scramAlterCmd{Upserts: []ScramCredential{alice}, IfAbsent: true, Bootstrap: true}).([]error)
 	if !errors.Is(errs[0], ErrScramBootstrapped) {
 		t.Fatalf("bootstrap on a node installed from the snapshot: %v", errs[0])
@@ -142,4 +135,18 @@ func realManifest(t *testing.T, s *Store) *manifest {
 		t.Fatal(err)
 	}
 	return &m
+}
+
+// installedScram is a fresh FSM's SCRAM state after installing m's.
+func installedScram(t *testing.T, m *manifest) *fsm {
+	t.Helper()
+	f := newScramFSM()
+	db := openBolt(t)
+	if err := db.Update(func(tx *boltTx) error { return writeManifestScram(tx, m) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.View(f.loadScram); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -139,14 +139,7 @@ func TestScramRestartAndSnapshot(t *testing.T) {
 	if len(m.Scram) != 1 {
 		t.Fatalf("the snapshot's manifest holds %+v", m.Scram)
 	}
-	f := newScramFSM()
-	db := openBolt(t)
-	if err := db.Update(func(tx *boltTx) error { return writeManifestScram(tx, m) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.View(f.loadScram); err != nil {
-		t.Fatal(err)
-	}
+	f := installedScram(t, m)
 	if _, ok := f.scram[ScramKey{"alice", ScramSHA256}]; !ok || len(f.scram) != 1 {
 		t.Fatalf("from manifest: %+v", f.scram)
 	}
