@@ -42,7 +42,7 @@ func ParseBootstrapUsers(v string) ([]node.BootstrapUser, error) {
 		}
 		u := node.BootstrapUser{Name: strings.TrimSpace(parts[0]), Mechanism: strings.TrimSpace(parts[1]), Password: parts[2]}
 		if u.Mechanism != sasl.ScramSHA256 && u.Mechanism != sasl.ScramSHA512 {
-			return nil, fmt.Errorf("entry %d: the mechanism is not SCRAM-SHA-256 or SCRAM-SHA-512 (a password with a comma splits its entry)", i+1)
+			return nil, fmt.Errorf("entry %d: mechanism: want SCRAM-SHA-256 or SCRAM-SHA-512 (a password with a comma splits its entry)", i+1)
 		}
 		out = append(out, u)
 	}
