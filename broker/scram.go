@@ -93,6 +93,9 @@ func strPtr(s string) *string { return &s }
 // leader (Kafka's controller): a user named twice in the request gets
 // DUPLICATE_RESOURCE, each other change its own result.
 func (b *Broker) alterUserScram(ctx context.Context, r *kmsg.AlterUserSCRAMCredentialsRequest) kmsg.Response {
+	if !b.store.IsLeader() {
+		return scramNotController(r)
+	}
 	resp := kmsg.NewPtrAlterUserSCRAMCredentialsResponse()
 	count := map[string]int{}
 	for _, d := range r.Deletions {
@@ -142,13 +145,14 @@ func (b *Broker) alterUserScram(ctx context.Context, r *kmsg.AlterUserSCRAMCrede
 		ups = append(ups, c)
 		upUsers = append(upUsers, u.Name)
 	}
-	if len(dels)+len(ups) == 0 {
-		return resp
-	}
-	if !b.store.IsLeader() {
-		for _, u := range append(upUsers, delUsers...) {
-			result(u, fmt.Errorf("%w: this node is not the raft leader", kerr.NotController))
+	if err := b.store.CheckScramRoom(ups); err != nil {
+		// Refused here with a clear error; apply would refuse them too.
+		for _, u := range upUsers {
+			result(u, err)
 		}
+		ups, upUsers = nil, nil
+	}
+	if len(dels)+len(ups) == 0 {
 		return resp
 	}
 	errs, err := b.store.AlterScram(ctx, ups, dels, false)
@@ -171,6 +175,31 @@ func (b *Broker) alterUserScram(ctx context.Context, r *kmsg.AlterUserSCRAMCrede
 	}
 	if err == nil {
 		b.logger.Info("SCRAM credentials altered", "upserted", upUsers, "deleted", delUsers)
+	}
+	return resp
+}
+
+// scramNotController answers a whole AlterUserScramCredentials on a node
+// that is not the raft leader as Kafka's KafkaApis does on a broker that
+// is not the controller, before validating anything: NOT_CONTROLLER for
+// each distinct user, sorted (AlterUserScramCredentialsRequest.
+// getErrorResponse). franz-go retries the request elsewhere only when
+// the first result is NOT_CONTROLLER.
+func scramNotController(r *kmsg.AlterUserSCRAMCredentialsRequest) kmsg.Response {
+	resp := kmsg.NewPtrAlterUserSCRAMCredentialsResponse()
+	var users []string
+	for _, d := range r.Deletions {
+		users = append(users, d.Name)
+	}
+	for _, u := range r.Upsertions {
+		users = append(users, u.Name)
+	}
+	slices.Sort(users)
+	msg := kerr.NotController.Message
+	for _, u := range slices.Compact(users) {
+		res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+		res.User, res.ErrorCode, res.ErrorMessage = u, kerr.NotController.Code, &msg
+		resp.Results = append(resp.Results, res)
 	}
 	return resp
 }
@@ -201,7 +230,7 @@ func scramErrorCode(err error) int16 {
 		return kerr.ResourceNotFound.Code
 	case errors.Is(err, raftstore.ErrUnsupportedScramMechanism):
 		return kerr.UnsupportedSaslMechanism.Code
-	case errors.Is(err, raftstore.ErrUnacceptableCredential):
+	case errors.Is(err, raftstore.ErrUnacceptableCredential), errors.Is(err, raftstore.ErrScramLimit):
 		return kerr.UnacceptableCredential.Code
 	case errors.Is(err, raftstore.ErrNotLeader):
 		return kerr.NotController.Code

@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/brokerd/brokerd/broker"
 	"github.com/brokerd/brokerd/internal/node"
 	"github.com/brokerd/brokerd/internal/tlsconf"
 )
@@ -56,7 +57,11 @@ func waitUser(t *testing.T, n *node.Node, user, mech string) {
 // SASL_SSL and PLAIN over SASL_PLAINTEXT; the principal is User:admin.
 func TestSASLFranzGo(t *testing.T) {
 	f := newTLSFixture(t)
-	n := startSASLNode(t, f)
+	// Only User:admin may do anything: the clients below are served only
+	// if they authenticated as admin.
+	n := startSASLNode(t, f, func(cfg *node.Config) {
+		cfg.Authorizer = broker.AuthorizerConfig{Enabled: true, SuperUsers: []string{"User:admin"}}
+	})
 	waitUser(t, n.Node, "admin", "SCRAM-SHA-512")
 	auth := scram.Auth{User: "admin", Pass: "secret"}
 	produceConsume(t, n.ListenerAddr("SASL_SSL"), "scram256", 10, kgo.DialTLSConfig(f.clientTLS(false)), kgo.SASL(auth.AsSha256Mechanism()))
@@ -219,12 +224,14 @@ func TestSASLUnauthenticated(t *testing.T) {
 		t.Error("an unauthenticated Produce was not closed")
 	}
 
-	// A 100 MiB Produce frame: only its size prefix and api key arrive.
+	// A 100 MiB SaslAuthenticate frame, a request allowed before
+	// authentication: only its size prefix and api key arrive, and the
+	// pre-authentication cap refuses it.
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	c = dialSASL(t, addr)
 	hdr := binary.BigEndian.AppendUint32(nil, 100<<20)
-	hdr = append(hdr, 0, 0, 0, 7, 0, 0, 0, 1)
+	hdr = append(hdr, 0, 36, 0, 1, 0, 0, 0, 1)
 	start := time.Now()
 	if _, err := c.nc.Write(hdr); err != nil {
 		t.Fatal(err)
@@ -232,6 +239,9 @@ func TestSASLUnauthenticated(t *testing.T) {
 	if !c.closed() || time.Since(start) > 3*time.Second {
 		t.Fatal("a 100 MiB pre-authentication frame was not cut off at once")
 	}
+	waitUntil(t, 5*time.Second, "the cap's refusal logged", func() bool {
+		return strings.Contains(n.logs.String(), "frame of 104857600 bytes before SASL authentication, above the 16384-byte limit")
+	})
 	runtime.ReadMemStats(&after)
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 50<<20 {
 		t.Errorf("the broker allocated %d bytes for a cut-off frame", grew)
@@ -419,5 +429,26 @@ func TestSASLClusterReplication(t *testing.T) {
 		if want[r.User] != r.ErrorCode {
 			t.Errorf("%s: error %d, want %d", r.User, r.ErrorCode, want[r.User])
 		}
+	}
+	// A follower answers NOT_CONTROLLER for each user, sorted, before
+	// validating anything, as Kafka does (franz-go retries on the first
+	// result). It answered DUPLICATE_RESOURCE for carol first.
+	for _, n := range nodes {
+		if n == leader {
+			continue
+		}
+		resp := kmsg.NewPtrAlterUserSCRAMCredentialsResponse()
+		dialSASL(t, n.KafkaAddr()).roundTrip(req, 0, resp)
+		var users []string
+		for _, r := range resp.Results {
+			users = append(users, r.User)
+			if r.ErrorCode != kerr.NotController.Code {
+				t.Errorf("follower: %s: error %d, want NOT_CONTROLLER", r.User, r.ErrorCode)
+			}
+		}
+		if got := strings.Join(users, ","); got != "carol,dave,nobody" {
+			t.Errorf("follower: results for %s", got)
+		}
+		break
 	}
 }

@@ -33,6 +33,9 @@ type fsm struct {
 	members map[string][]byte
 	// scram holds the SCRAM credentials (scram.go).
 	scram map[ScramKey]ScramCredential
+	// scramBoot marks the bootstrap credentials already handled once
+	// (scram_bootstrap.go); nil until the first.
+	scramBoot map[ScramKey]bool
 	// defaults are the cluster's broker-level topic config defaults:
 	// replicated (setTopicDefaultsCmd), so every replica resolves segment
 	// and retention settings alike, whatever its own config says.
@@ -111,6 +114,7 @@ type dirtySet struct {
 	members   map[string]bool // group
 	txns      map[string]bool
 	scram     map[ScramKey]bool
+	scramBoot map[ScramKey]bool
 	acls      map[string]bool // acl.Binding.Key
 	quotas    map[quota.Entity]bool
 }
@@ -124,6 +128,7 @@ func (d *dirtySet) reset() {
 	d.members = make(map[string]bool)
 	d.txns = make(map[string]bool)
 	d.scram = make(map[ScramKey]bool)
+	d.scramBoot = make(map[ScramKey]bool)
 	d.acls = make(map[string]bool)
 	d.quotas = make(map[quota.Entity]bool)
 }

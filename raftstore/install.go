@@ -275,7 +275,7 @@ func (f *fsm) reload() error {
 	f.txnMu.Lock()
 	f.topics, f.brokers, f.groups, f.defaults = nf.topics, nf.brokers, nf.groups, nf.defaults
 	f.members = nf.members
-	f.scram = nf.scram
+	f.scram, f.scramBoot = nf.scram, nf.scramBoot
 	f.clusterID = nf.clusterID
 	f.deleted, f.deletedQ = nf.deleted, nil
 	f.txns, f.producers, f.nextPID = nf.txns, nf.producers, nf.nextPID

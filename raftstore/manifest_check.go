@@ -64,6 +64,12 @@ func (m *manifest) validate() error {
 			return fmt.Errorf("partition %s: %w", key, err)
 		}
 	}
+	if err := validateScramUsage(m.Scram); err != nil {
+		return err
+	}
+	if err := validateScramBoot(m.ScramBootstrapped); err != nil {
+		return err
+	}
 	for i := range m.Scram {
 		if err := CheckScramCredential(&m.Scram[i]); err != nil {
 			return fmt.Errorf("%w: SCRAM credential %d: %w", errBadSnapshot, i, err)

@@ -67,6 +67,9 @@ type scramAlterCmd struct {
 	Upserts  []ScramCredential `json:"upserts,omitempty"`
 	Deletes  []ScramKey        `json:"deletes,omitempty"`
 	IfAbsent bool              `json:"if_absent,omitempty"`
+	// Bootstrap (with IfAbsent) marks each upsert's credential as
+	// bootstrapped, and skips one already marked (scram_bootstrap.go).
+	Bootstrap bool `json:"bootstrap,omitempty"`
 }
 
 // ScramKeySize is the StoredKey and ServerKey length of a mechanism, 0 for
@@ -122,6 +125,7 @@ func (f *fsm) applyScramAlter(c *scramAlterCmd) any {
 	out := make([]error, 0, len(c.Upserts)+len(c.Deletes))
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	usage := usageOf(f.scram)
 	for i := range c.Upserts {
 		u := c.Upserts[i]
 		if err := CheckScramCredential(&u); err != nil {
@@ -129,8 +133,34 @@ func (f *fsm) applyScramAlter(c *scramAlterCmd) any {
 			continue
 		}
 		k := u.key()
-		if _, ok := f.scram[k]; ok && c.IfAbsent {
-			out = append(out, ErrScramCredentialExists)
+		prev, exists := f.scram[k]
+		if c.Bootstrap && f.scramBoot[k] {
+			out = append(out, ErrScramBootstrapped)
+			continue
+		}
+		var old *ScramCredential
+		if exists {
+			old = &prev
+		}
+		var err error
+		switch {
+		case exists && c.IfAbsent:
+			err = ErrScramCredentialExists
+		default:
+			err = usage.admit(&u, old)
+		}
+		if errors.Is(err, ErrScramLimit) {
+			out = append(out, err)
+			continue
+		}
+		if c.Bootstrap {
+			if merr := f.markBootstrapped(k); merr != nil {
+				out = append(out, merr)
+				continue
+			}
+		}
+		if err != nil {
+			out = append(out, err)
 			continue
 		}
 		f.scram[k] = u
@@ -142,10 +172,12 @@ func (f *fsm) applyScramAlter(c *scramAlterCmd) any {
 			out = append(out, err)
 			continue
 		}
-		if _, ok := f.scram[d]; !ok {
+		prev, ok := f.scram[d]
+		if !ok {
 			out = append(out, ErrUnknownScramCredential)
 			continue
 		}
+		usage.remove(&prev)
 		delete(f.scram, d)
 		f.dirty.scram[d] = true
 		out = append(out, nil)

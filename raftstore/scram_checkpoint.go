@@ -25,11 +25,19 @@ func (f *fsm) checkpointScram(job *ckptJob) error {
 			return err
 		}
 	}
+	for k := range f.dirty.scramBoot {
+		if err := job.putJSON(bucketScramBoot, k.storeKey(), k); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // loadScram reads the credentials of a checkpoint.
 func (f *fsm) loadScram(tx *bolt.Tx) error {
+	if err := f.loadScramBoot(tx); err != nil {
+		return err
+	}
 	b := tx.Bucket(bucketScram)
 	if b == nil {
 		return nil
@@ -54,16 +62,25 @@ func (f *fsm) manifestScram() []ScramCredential {
 	return out
 }
 
-// writeManifestScram stores a snapshot's credentials.
-func writeManifestScram(tx *bolt.Tx, m *manifest) error {
-	if tx.Bucket(bucketScram) != nil {
-		if err := tx.DeleteBucket(bucketScram); err != nil {
-			return fmt.Errorf("clear bucket %s: %w", bucketScram, err)
+// freshBucket empties (or creates) the bucket name.
+func freshBucket(tx *bolt.Tx, name []byte) (*bolt.Bucket, error) {
+	if tx.Bucket(name) != nil {
+		if err := tx.DeleteBucket(name); err != nil {
+			return nil, fmt.Errorf("clear bucket %s: %w", name, err)
 		}
 	}
-	b, err := tx.CreateBucket(bucketScram)
+	b, err := tx.CreateBucket(name)
 	if err != nil {
-		return fmt.Errorf("create bucket %s: %w", bucketScram, err)
+		return nil, fmt.Errorf("create bucket %s: %w", name, err)
+	}
+	return b, nil
+}
+
+// writeManifestScram stores a snapshot's credentials.
+func writeManifestScram(tx *bolt.Tx, m *manifest) error {
+	b, err := freshBucket(tx, bucketScram)
+	if err != nil {
+		return err
 	}
 	for i := range m.Scram {
 		c := &m.Scram[i]
@@ -71,5 +88,5 @@ func writeManifestScram(tx *bolt.Tx, m *manifest) error {
 			return err
 		}
 	}
-	return nil
+	return writeManifestScramBoot(tx, m)
 }

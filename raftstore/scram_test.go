@@ -135,18 +135,11 @@ func TestScramRestartAndSnapshot(t *testing.T) {
 	}
 
 	// A manifest carries them into a fresh state DB.
-	m := &manifest{Partitions: map[string]manifestPartition{}, Scram: s.ScramCredentials()}
-	if err := m.validate(); err != nil {
-		t.Fatal(err)
+	m := realManifest(t, s)
+	if len(m.Scram) != 1 {
+		t.Fatalf("the snapshot's manifest holds %+v", m.Scram)
 	}
-	f := newScramFSM()
-	db := openBolt(t)
-	if err := db.Update(func(tx *boltTx) error { return writeManifestScram(tx, m) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.View(f.loadScram); err != nil {
-		t.Fatal(err)
-	}
+	f := installedScram(t, m)
 	if _, ok := f.scram[ScramKey{"alice", ScramSHA256}]; !ok || len(f.scram) != 1 {
 		t.Fatalf("from manifest: %+v", f.scram)
 	}

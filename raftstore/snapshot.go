@@ -34,6 +34,9 @@ type manifest struct {
 	ProcessorState map[string][]StateEntry `json:"processor_state,omitempty"`
 	// Scram holds the SCRAM credentials (scram.go).
 	Scram []ScramCredential `json:"scram,omitempty"`
+	// ScramBootstrapped are the bootstrap credentials already handled
+	// (scram_bootstrap.go).
+	ScramBootstrapped []ScramKey `json:"scram_bootstrapped,omitempty"`
 	// ACLs are the access control bindings (acls_checkpoint.go).
 	ACLs []acl.Binding `json:"acls,omitempty"`
 	// Quotas are the client quotas (quotas_checkpoint.go).
@@ -67,6 +70,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	m.Defaults = maps.Clone(f.defaults)
 	m.ClusterID = f.clusterID
 	m.Scram = f.manifestScram()
+	m.ScramBootstrapped = f.manifestScramBoot()
 	m.Groups = make(map[string]groupOffsets, len(f.groups))
 	for name, g := range f.groups {
 		m.Groups[name] = maps.Clone(g)

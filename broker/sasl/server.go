@@ -48,6 +48,12 @@ type Lookup func(user, mechanism string) (Credential, bool)
 type Server struct {
 	mechanisms []string
 	lookup     Lookup
+	// mock is PLAIN's credential for unknown users (plain.go); derive
+	// bounds the key derivations running at once (derive.go).
+	mock   Credential
+	derive *deriveLimit
+	// nonce makes SCRAM server nonces (serverNonce; fixed in tests).
+	nonce func() string
 }
 
 // NewServer returns a server for the mechanisms (nil: DefaultMechanisms).
@@ -69,7 +75,8 @@ func NewServer(mechanisms []string, lookup Lookup) (*Server, error) {
 			out = append(out, m)
 		}
 	}
-	return &Server{mechanisms: out, lookup: lookup}, nil
+	c := processCheck()
+	return &Server{mechanisms: out, lookup: lookup, mock: c.mock, derive: c.derive, nonce: serverNonce}, nil
 }
 
 // ParseMechanisms splits a sasl.enabled.mechanisms value and checks each.
@@ -112,9 +119,9 @@ func (s *Server) Start(mechanism string) (Exchange, error) {
 	}
 	switch mechanism {
 	case Plain:
-		return &plainExchange{lookup: s.lookup}, nil
+		return &plainExchange{lookup: s.lookup, mock: s.mock, derive: s.derive}, nil
 	default:
-		return newScramExchange(mechanism, s.lookup, serverNonce)
+		return newScramExchange(mechanism, s.lookup, s.nonce)
 	}
 }
 

@@ -1,10 +1,8 @@
 package wire
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -17,10 +15,11 @@ import (
 // exchange itself, in read order: SaslHandshake and SaslAuthenticate are
 // answered inline, so the next frame is read knowing whether the client
 // has authenticated, and whether it sends raw tokens (handshake v0).
-// Before authentication a SASL listener answers only ApiVersions,
-// SaslHandshake and SaslAuthenticate, in frames of at most
-// SASLMaxReceiveBytes, checked before the frame is admitted or allocated;
-// anything else closes the connection, as in Kafka. A failed
+// Before authentication a SASL listener answers only ApiVersions (one,
+// before the handshake), SaslHandshake and SaslAuthenticate, in frames
+// read whole into the connection's read buffer and charged to no pool
+// (preauth.go), until AuthTimeout; anything else closes the connection,
+// as in Kafka. A failed
 // authentication is answered, after FailedAuthDelay, and the connection
 // closed (delayedCloser).
 
@@ -54,6 +53,16 @@ type authState struct {
 	// failFrame is the response sent when the connection is closed after
 	// a failed authentication (nil: none).
 	failFrame []byte
+	// deadline is when a connection that has not authenticated is
+	// closed (AuthTimeout).
+	deadline time.Time
+	// apiVersions counts the ApiVersions requests before authentication;
+	// versionsAnswered is set once one was answered (preauth.go).
+	apiVersions      int
+	versionsAnswered bool
+	// reauthStart is when the last re-authentication began: Kafka takes
+	// at most one a second (KafkaChannel).
+	reauthStart time.Time
 }
 
 // preAuth reports whether the connection must still authenticate.
@@ -99,7 +108,7 @@ func (c *conn) dispatchSASL(frame []byte, hdr RequestHeader, msg kmsg.Request) e
 	}
 	resp.SetVersion(hdr.APIVersion)
 	if fail != nil {
-		c.log.Info("wire: SASL authentication failed", "mechanism", c.auth.mech, "reason", fail)
+		c.logAuthFailure(fail)
 		c.auth.failFrame = AppendResponse(nil, hdr.CorrelationID, hdr.APIKey, resp)
 		return fmt.Errorf("%w: %w", errAuthFailed, fail)
 	}
@@ -115,6 +124,13 @@ func (c *conn) saslHandshake(hdr RequestHeader, r *kmsg.SASLHandshakeRequest) (k
 	if a.srv == nil {
 		// Kafka answers a handshake on a PLAINTEXT or SSL listener so,
 		// and goes on serving the connection.
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		return resp, nil
+	}
+	if a.authenticated && a.ex == nil && !c.reauthAllowed(time.Now()) {
+		// Kafka (KafkaChannel.maybeBeginServerReauthentication) passes
+		// such a handshake to KafkaApis, which answers it so and keeps
+		// the connection.
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return resp, nil
 	}
@@ -137,7 +153,25 @@ func (c *conn) saslHandshake(hdr RequestHeader, r *kmsg.SASLHandshakeRequest) (k
 		return resp, err
 	}
 	a.mech, a.ex, a.raw = r.Mechanism, ex, hdr.APIVersion == 0
+	if a.authenticated {
+		a.reauthStart = time.Now()
+	}
 	return resp, nil
+}
+
+// minReauthInterval is Kafka's MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS: a
+// connection re-authenticates at most once a second.
+const minReauthInterval = time.Second
+
+// reauthAllowed reports whether an authenticated connection may start a
+// re-authentication now: only with sessions that expire
+// (connections.max.reauth.ms), and at most once per minReauthInterval,
+// as in Kafka.
+func (c *conn) reauthAllowed(now time.Time) bool {
+	if c.srv.cfg.ReauthAfter <= 0 {
+		return false
+	}
+	return c.auth.reauthStart.IsZero() || now.Sub(c.auth.reauthStart) >= minReauthInterval
 }
 
 // saslAuthenticate feeds the exchange one token.
@@ -147,8 +181,12 @@ func (c *conn) saslAuthenticate(hdr RequestHeader, r *kmsg.SASLAuthenticateReque
 	if a.srv == nil || a.ex == nil {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		msg := "SaslAuthenticate without a SaslHandshake first"
+		if a.authenticated {
+			// KafkaApis answers so, and keeps the connection.
+			msg = "SaslAuthenticate request received after successful authentication"
+		}
 		resp.ErrorMessage = &msg
-		if a.srv == nil {
+		if a.srv == nil || a.authenticated {
 			return resp, nil
 		}
 		return resp, errors.New(msg)
@@ -188,8 +226,10 @@ func (c *conn) authenticated(user string) error {
 		return errors.New("cannot change principals during re-authentication")
 	}
 	if !a.authenticated {
-		c.log = c.log.With("principal", p)
-		c.log.Debug("wire: SASL authenticated", "mechanism", a.mech)
+		// Handlers and the writer read the logger concurrently: it is
+		// swapped, never changed in place.
+		c.setLogger(c.logger().With("principal", p))
+		c.logger().Debug("wire: SASL authenticated", "mechanism", a.mech)
 	}
 	a.authenticated, a.user, c.principal = true, user, p
 	if d := c.srv.cfg.ReauthAfter; d > 0 {
@@ -198,32 +238,14 @@ func (c *conn) authenticated(user string) error {
 	return nil
 }
 
-// readRawToken reads one bare SASL token (after a v0 handshake) and
-// answers it with a bare token; a failure closes the connection without
+// rawToken answers one bare SASL token (after a v0 handshake), read by
+// readPreAuth, with a bare token; a failure closes the connection without
 // an answer, as Kafka does.
-func (c *conn) readRawToken() error {
-	var b [4]byte
-	if _, err := io.ReadFull(c.br, b[:]); err != nil {
-		return c.frameReadError(0, err)
-	}
-	size := int32(binary.BigEndian.Uint32(b[:]))
-	if size < 0 || size > c.srv.cfg.SASLMaxReceiveBytes {
-		return fmt.Errorf("SASL token of %d bytes above sasl.server.max.receive.size %d: %w", size, c.srv.cfg.SASLMaxReceiveBytes, ErrFrameSize)
-	}
-	tk, err := c.admit(-1, size)
-	if err != nil {
-		return err
-	}
-	defer tk.release()
-	token := make([]byte, size)
-	if _, err := io.ReadFull(c.br, token); err != nil {
-		return c.frameReadError(size, err)
-	}
-	c.touch()
+func (c *conn) rawToken(token []byte) error {
 	reply, done, err := c.auth.ex.Step(token)
 	if err != nil {
 		c.auth.ex = nil
-		c.log.Info("wire: SASL authentication failed", "mechanism", c.auth.mech, "reason", err)
+		c.logAuthFailure(err)
 		return fmt.Errorf("%w: %w", errAuthFailed, err)
 	}
 	if done {

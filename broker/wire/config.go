@@ -45,6 +45,11 @@ const (
 	// DefaultFailedAuthDelay is Kafka's
 	// connection.failed.authentication.delay.ms default.
 	DefaultFailedAuthDelay = 100 * time.Millisecond
+	// DefaultAuthTimeout bounds how long a SASL connection may take to
+	// authenticate. Kafka has no such bound (only connections.max.idle.ms);
+	// brokerd closes a connection still unauthenticated after it, so that
+	// idle unauthenticated connections hold nothing for long.
+	DefaultAuthTimeout = 10 * time.Second
 )
 
 // minFrameSize is the smallest possible request: api key, api version and
@@ -100,6 +105,9 @@ type Config struct {
 	// long a connection whose authentication failed waits for its answer
 	// and its close. Zero: the default; negative: none.
 	FailedAuthDelay time.Duration
+	// AuthTimeout closes a SASL connection that has not authenticated
+	// this long after it was accepted (TLS handshake included).
+	AuthTimeout time.Duration
 	// Logger receives the package's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -144,6 +152,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.FailedAuthDelay == 0 {
 		c.FailedAuthDelay = DefaultFailedAuthDelay
+	}
+	if c.AuthTimeout <= 0 {
+		c.AuthTimeout = DefaultAuthTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -30,7 +30,9 @@ type conn struct {
 	remote net.Addr
 	src    *source // the client address in the frame pool
 	dsrc   *source // and in the decode pool
-	log    *slog.Logger
+	// logp is the connection's logger; the reader swaps it once the
+	// principal is known while the writer and handlers read it.
+	logp atomic.Pointer[slog.Logger]
 	// listener is the listener the connection came in on; principal is
 	// who the client is (AnonymousPrincipal until it authenticates).
 	listener  Listener
@@ -95,7 +97,6 @@ func newConn(s *Server, nc net.Conn, src, dsrc *source, l Listener) *conn {
 		listener:  l,
 		principal: AnonymousPrincipal,
 		auth:      authState{srv: l.SASL},
-		log:       s.log.With("remote", nc.RemoteAddr().String(), "listener", l.Name),
 		ctx:       ctx,
 		cancel:    cancel,
 		hctx:      hctx,
@@ -104,16 +105,26 @@ func newConn(s *Server, nc net.Conn, src, dsrc *source, l Listener) *conn {
 		tokens:    make(chan struct{}, n),
 		stopCh:    make(chan struct{}),
 	}
+	c.setLogger(s.log.With("remote", nc.RemoteAddr().String(), "listener", l.Name))
+	if l.SASL != nil {
+		c.auth.deadline = time.Now().Add(s.cfg.AuthTimeout)
+	}
 	c.touch()
 	return c
 }
+
+// logger is the connection's logger.
+func (c *conn) logger() *slog.Logger { return c.logp.Load() }
+
+// setLogger replaces the connection's logger.
+func (c *conn) setLogger(l *slog.Logger) { c.logp.Store(l) }
 
 // serve runs the connection until it ends, then untracks it.
 func (c *conn) serve() {
 	if err := c.handshake(); err != nil {
 		if graceful(err) || isTimeout(err) || errors.Is(err, io.ErrUnexpectedEOF) {
 			// Health checks and port scanners connect and go.
-			c.log.Debug("wire: closing connection", "reason", err)
+			c.logger().Debug("wire: closing connection", "reason", err)
 		} else {
 			c.srv.mu.Lock()
 			c.srv.logRefusedLocked(c.remote.String(), err)
@@ -140,11 +151,11 @@ func (c *conn) serve() {
 		// The responses before the failure are written; then the
 		// connection waits out the delay, answered and closed by the
 		// server's delayed closer, not by a goroutine of its own.
-		c.log.Debug("wire: closing connection after a failed authentication", "reason", err)
+		c.logger().Debug("wire: closing connection after a failed authentication", "reason", err)
 	} else if graceful(err) {
 		// Clean end of input, or Shutdown: the writer answers what is in
 		// flight, then the connection closes.
-		c.log.Debug("wire: connection stops reading", "reason", err)
+		c.logger().Debug("wire: connection stops reading", "reason", err)
 		if errors.Is(err, io.EOF) {
 			// The client is gone: handlers parked on its behalf (a long
 			// poll) stop waiting. What they answer is still written if the
@@ -178,7 +189,7 @@ func (c *conn) closeLater() {
 func (c *conn) readLoopSafe() (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.log.Error("wire: reader panic", "panic", r, "stack", string(debug.Stack()))
+			c.logger().Error("wire: reader panic", "panic", r, "stack", string(debug.Stack()))
 			err = errors.New("wire: reader panic")
 		}
 	}()
@@ -189,7 +200,7 @@ func (c *conn) readLoopSafe() (err error) {
 // closes the connection instead of crashing the process.
 func (c *conn) recoverPanic(where string) {
 	if r := recover(); r != nil {
-		c.log.Error("wire: panic", "in", where, "panic", r, "stack", string(debug.Stack()))
+		c.logger().Error("wire: panic", "in", where, "panic", r, "stack", string(debug.Stack()))
 		c.abort(errors.New("wire: panic in " + where))
 	}
 }
@@ -235,11 +246,11 @@ func graceful(err error) bool {
 func (c *conn) logClose(err error) {
 	switch {
 	case err == nil:
-	case errors.Is(err, errIdle), errors.Is(err, net.ErrClosed),
+	case errors.Is(err, errIdle), errors.Is(err, errAuthTimeout), errors.Is(err, net.ErrClosed),
 		errors.Is(err, context.Canceled), errors.Is(err, ErrServerClosed):
-		c.log.Debug("wire: closing connection", "reason", err)
+		c.logger().Debug("wire: closing connection", "reason", err)
 	default:
-		c.log.Info("wire: closing connection", "reason", err)
+		c.logger().Info("wire: closing connection", "reason", err)
 	}
 }
 

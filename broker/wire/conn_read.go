@@ -40,7 +40,7 @@ func (c *conn) awaitFrame() error {
 	}
 	c.awaiting = true
 	deadline, _ := c.idleDeadline()
-	err := c.nc.SetReadDeadline(deadline)
+	err := c.nc.SetReadDeadline(c.authDeadlineFor(deadline))
 	c.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("set read deadline: %w", err)
@@ -57,6 +57,9 @@ func (c *conn) awaitFrame() error {
 		if !isTimeout(err) {
 			return fmt.Errorf("waiting for a request: %w", err)
 		}
+		if err := c.checkAuthDeadline(time.Now()); err != nil {
+			return err
+		}
 		c.mu.Lock()
 		if c.stopping {
 			c.mu.Unlock()
@@ -67,7 +70,7 @@ func (c *conn) awaitFrame() error {
 			c.mu.Unlock()
 			return fmt.Errorf("no request for %s: %w", c.srv.cfg.IdleTimeout, errIdle)
 		}
-		err = c.nc.SetReadDeadline(next)
+		err = c.nc.SetReadDeadline(c.authDeadlineFor(next))
 		c.mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("set read deadline: %w", err)
@@ -81,7 +84,7 @@ func (c *conn) awaitFrame() error {
 	}
 	c.mu.Lock()
 	c.awaiting = false
-	c.frameDeadline = time.Now().Add(c.srv.cfg.ReadTimeout)
+	c.frameDeadline = c.authDeadlineFor(time.Now().Add(c.srv.cfg.ReadTimeout))
 	err = c.nc.SetReadDeadline(c.frameDeadline)
 	c.mu.Unlock()
 	if err != nil {
@@ -109,8 +112,8 @@ func (c *conn) idleDeadline() (time.Time, bool) {
 // connection's read buffer, so that it is charged only once all its bytes
 // have arrived: a client cannot hold the reserve by sending headers.
 func (c *conn) readFrame() error {
-	if c.auth.raw {
-		return c.readRawToken()
+	if c.auth.preAuth() {
+		return c.readPreAuth()
 	}
 	size, key, err := c.readSize()
 	if err != nil {
@@ -172,8 +175,6 @@ func (c *conn) readSize() (int32, int16, error) {
 	switch {
 	case size < minFrameSize:
 		return 0, 0, fmt.Errorf("frame size %d below the %d-byte minimum: %w", size, minFrameSize, ErrFrameSize)
-	case c.auth.preAuth() && size > cfg.SASLMaxReceiveBytes:
-		return 0, 0, fmt.Errorf("frame size %d before SASL authentication, above sasl.server.max.receive.size %d: %w", size, cfg.SASLMaxReceiveBytes, ErrFrameSize)
 	case size > cfg.MaxRequestBytes:
 		return 0, 0, fmt.Errorf("frame size %d above socket.request.max.bytes %d: %w", size, cfg.MaxRequestBytes, ErrFrameSize)
 	}
@@ -182,9 +183,6 @@ func (c *conn) readSize() (int32, int16, error) {
 		return 0, 0, c.frameReadError(size, err)
 	}
 	key := int16(binary.BigEndian.Uint16(kb))
-	if c.auth.preAuth() && !allowedPreAuth(key) {
-		return 0, 0, fmt.Errorf("api key %d: %w", key, errPreAuth)
-	}
 	if size > cfg.MaxOtherBytes && key != apiKeyProduce {
 		return 0, 0, fmt.Errorf("frame size %d of api key %d above the %d-byte cap for non-Produce requests: %w", size, key, cfg.MaxOtherBytes, ErrFrameSize)
 	}
@@ -194,6 +192,9 @@ func (c *conn) readSize() (int32, int16, error) {
 // frameReadError describes a failure in the middle of a frame.
 func (c *conn) frameReadError(size int32, err error) error {
 	if isTimeout(err) {
+		if err := c.checkAuthDeadline(time.Now()); err != nil {
+			return err
+		}
 		return fmt.Errorf("frame of %d bytes not complete after %s: %w", size, c.srv.cfg.ReadTimeout, errSlowFrame)
 	}
 	if errors.Is(err, io.EOF) {

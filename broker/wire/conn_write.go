@@ -116,7 +116,7 @@ func (c *conn) encode(w *responseWriter, s *slot) (err error) {
 			// A panic in the flush append calls finds the buffer written
 			// and emptied already.
 			w.buf, w.refs, w.refBytes = w.buf[:min(start, len(w.buf))], w.refs[:min(refs, len(w.refs))], min(refBytes, w.refBytes)
-			c.log.Error("wire: encoding a response panicked", append(requestAttrs(s.hdr), "panic", r, "stack", string(debug.Stack()))...)
+			c.logger().Error("wire: encoding a response panicked", append(requestAttrs(s.hdr), "panic", r, "stack", string(debug.Stack()))...)
 			err = fmt.Errorf("encoding response to api key %d: %v", s.hdr.APIKey, r)
 		}
 	}()
@@ -131,7 +131,7 @@ func (c *conn) encode(w *responseWriter, s *slot) (err error) {
 // error (which the handler already logged).
 func (c *conn) writeFailed(err error) {
 	if c.ctx.Err() == nil {
-		c.log.Debug("wire: closing connection", "reason", err)
+		c.logger().Debug("wire: closing connection", "reason", err)
 	}
 	c.abort(err)
 }

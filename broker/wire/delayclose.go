@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"crypto/tls"
 	"net"
 	"sync"
 	"time"
@@ -93,11 +94,17 @@ func (d *delayedCloser) pending() int {
 	return len(d.queue)
 }
 
-// finishClose writes frame, briefly, and closes nc.
+// finishClose writes frame, briefly, and closes nc. A TLS connection's
+// socket is closed under it: tls.Conn.Close would send close_notify with
+// a deadline of its own, holding the one closer goroutine for a client
+// that does not read.
 func finishClose(nc net.Conn, frame []byte) {
 	if len(frame) > 0 {
 		_ = nc.SetWriteDeadline(time.Now().Add(delayedWriteTimeout))
 		_, _ = nc.Write(frame)
+	}
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
 	}
 	_ = nc.Close()
 }

@@ -34,6 +34,11 @@ func (c *conn) dispatch(frame []byte, tk ticket) error {
 		return fmt.Errorf("api key %d version %d is not served: %w", hdr.APIKey, hdr.APIVersion, ErrUnknownAPIKey)
 	}
 	maxV = min(maxV, msg.MaxVersion())
+	if hdr.APIKey == apiKeyApiVersions && c.auth.preAuth() {
+		if err := c.preAuthApiVersions(hdr, hdr.APIVersion >= minV && hdr.APIVersion <= maxV); err != nil {
+			return err
+		}
+	}
 	if hdr.APIVersion > maxV && hdr.APIKey == apiKeyApiVersions {
 		c.answerUnsupportedApiVersions(frame, hdr, msg, minV, maxV)
 		return nil
@@ -54,10 +59,15 @@ func (c *conn) dispatch(frame []byte, tk ticket) error {
 		return fmt.Errorf("api key %d version %d client %s: %w", hdr.APIKey, hdr.APIVersion, clientIDString(hdr.ClientID), err)
 	}
 	// The frame is in memory: wait for its decode room (see charge.go for
-	// why waiting here, holding the frame's ticket, cannot deadlock).
-	dtk, err := c.srv.decode.acquire(c.ctx, c.stopCh, c.dsrc, room, time.Now().Add(c.srv.cfg.ReadTimeout))
-	if err != nil {
-		return fmt.Errorf("api key %d version %d, frame of %d bytes: %w", hdr.APIKey, hdr.APIVersion, len(frame), err)
+	// why waiting here, holding the frame's ticket, cannot deadlock). An
+	// unauthenticated client's ApiVersions (a small frame, read whole;
+	// preauth.go) holds no shared budget.
+	var dtk ticket
+	if !c.auth.preAuth() {
+		dtk, err = c.srv.decode.acquire(c.ctx, c.stopCh, c.dsrc, room, time.Now().Add(c.srv.cfg.ReadTimeout))
+		if err != nil {
+			return fmt.Errorf("api key %d version %d, frame of %d bytes: %w", hdr.APIKey, hdr.APIVersion, len(frame), err)
+		}
 	}
 	if err := decodeBody(msg, body); err != nil {
 		dtk.release()
@@ -101,7 +111,7 @@ func (c *conn) answerUnsupportedApiVersions(frame []byte, hdr RequestHeader, msg
 	if full, _, err := parseHeaderRest(frame, hdr, msg); err == nil {
 		hdr = full
 	}
-	c.log.Debug("wire: ApiVersions above the supported version, answering UNSUPPORTED_VERSION",
+	c.logger().Debug("wire: ApiVersions above the supported version, answering UNSUPPORTED_VERSION",
 		"version", hdr.APIVersion, "max", maxV, "client_id", clientIDString(hdr.ClientID))
 	c.queue <- newAnsweredSlot(hdr, unsupportedApiVersions(minV, maxV))
 }

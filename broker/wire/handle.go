@@ -32,7 +32,7 @@ func (c *conn) handle(s *slot) {
 	}
 	if errors.Is(err, ErrCloseInOrder) {
 		// The writer closes the connection when it reaches this slot.
-		c.log.Debug("wire: closing connection after the responses before this request", append(requestAttrs(s.hdr), "err", err)...)
+		c.logger().Debug("wire: closing connection after the responses before this request", append(requestAttrs(s.hdr), "err", err)...)
 		c.stopReading()
 		s.finish(nil, err)
 		return
@@ -41,9 +41,9 @@ func (c *conn) handle(s *slot) {
 		switch {
 		case errors.Is(err, errHandlerPanic):
 		case c.ctx.Err() != nil:
-			c.log.Debug("wire: handler failed on a closing connection", append(requestAttrs(s.hdr), "err", err)...)
+			c.logger().Debug("wire: handler failed on a closing connection", append(requestAttrs(s.hdr), "err", err)...)
 		default:
-			c.log.Debug("wire: handler failed, closing connection", append(requestAttrs(s.hdr), "err", err)...)
+			c.logger().Debug("wire: handler failed, closing connection", append(requestAttrs(s.hdr), "err", err)...)
 		}
 		// Close before publishing the outcome, so nothing queued after
 		// this request is written.
@@ -58,7 +58,7 @@ func (c *conn) handle(s *slot) {
 func (c *conn) callHandler(s *slot) (resp kmsg.Response, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.log.Error("wire: handler panic", append(requestAttrs(s.hdr), "panic", r, "stack", string(debug.Stack()))...)
+			c.logger().Error("wire: handler panic", append(requestAttrs(s.hdr), "panic", r, "stack", string(debug.Stack()))...)
 			resp, err = nil, fmt.Errorf("api key %d: %v: %w", s.hdr.APIKey, r, errHandlerPanic)
 		}
 	}()

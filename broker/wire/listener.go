@@ -90,7 +90,7 @@ func (c *conn) handshake() error {
 		return errors.New("wire: empty principal")
 	}
 	c.principal = p
-	c.log = c.log.With("principal", p)
-	c.log.Debug("wire: TLS connection", "version", tls.VersionName(st.Version), "cipher", tls.CipherSuiteName(st.CipherSuite))
+	c.setLogger(c.logger().With("principal", p))
+	c.logger().Debug("wire: TLS connection", "version", tls.VersionName(st.Version), "cipher", tls.CipherSuiteName(st.CipherSuite))
 	return nil
 }

@@ -51,7 +51,10 @@ type Server struct {
 	// refusedLogEvery, with how many were refused since.
 	refusedAt time.Time
 	refused   int
-	drained   chan struct{} // set by Shutdown, closed once conns is empty
+	// Failed authentications likewise (authlog.go).
+	authFailAt time.Time
+	authFailed int
+	drained    chan struct{} // set by Shutdown, closed once conns is empty
 }
 
 // NewServer returns a server for cfg (zero fields take their defaults) that

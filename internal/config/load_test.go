@@ -129,6 +129,9 @@ func TestLoadErrors(t *testing.T) {
 		{name: "bad log store", env: []string{"BROKERD_RAFT_LOG_STORE=rocks"}, is: ErrBadValue, want: []string{"wal, boltdb"}},
 		{name: "every error at once", file: "s.properties\nfoo=1\nnum.partitions=-1\n", is: ErrUnknownKey, want: []string{"foo", "num.partitions"}},
 		{name: "missing file", file: "", is: os.ErrNotExist, want: []string{"config file"}},
+		// Past these a time.Duration of milliseconds overflowed.
+		{name: "reauth too long", env: []string{"BROKERD_CONNECTIONS_MAX_REAUTH_MS=9223372036854775807"}, is: ErrBadValue, want: []string{"connections.max.reauth.ms"}},
+		{name: "failed auth delay too long", env: []string{"BROKERD_CONNECTION_FAILED_AUTHENTICATION_DELAY_MS=2147483647"}, is: ErrBadValue, want: []string{"connection.failed.authentication.delay.ms"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,14 @@ import (
 	"github.com/brokerd/brokerd/internal/node"
 )
 
+// Upper bounds of the SASL durations: beyond them the millisecond values
+// overflow a time.Duration (reauth) or hold failed connections, and their
+// sockets, for no use (delay).
+const (
+	maxReauthMillis          = 365 * 24 * 3600 * 1000
+	maxFailedAuthDelayMillis = 60 * 1000
+)
+
 func checkMechanisms(v string) error {
 	_, err := sasl.ParseMechanisms(v)
 	return err
@@ -19,8 +27,9 @@ func checkBootstrapUsers(v string) error {
 }
 
 // ParseBootstrapUsers reads brokerd.sasl.bootstrap.users,
-// NAME:MECHANISM:PASSWORD,... Errors name the entry by position and user,
-// never the password.
+// NAME:MECHANISM:PASSWORD,... Errors name the entry by position only:
+// a password holding a comma splits into entries whose fields are
+// fragments of it, so no field of a malformed entry is repeated.
 func ParseBootstrapUsers(v string) ([]node.BootstrapUser, error) {
 	var out []node.BootstrapUser
 	for i, entry := range strings.Split(v, ",") {
@@ -33,7 +42,7 @@ func ParseBootstrapUsers(v string) ([]node.BootstrapUser, error) {
 		}
 		u := node.BootstrapUser{Name: strings.TrimSpace(parts[0]), Mechanism: strings.TrimSpace(parts[1]), Password: parts[2]}
 		if u.Mechanism != sasl.ScramSHA256 && u.Mechanism != sasl.ScramSHA512 {
-			return nil, fmt.Errorf("entry %d (user %s): mechanism %q: want SCRAM-SHA-256 or SCRAM-SHA-512", i+1, u.Name, u.Mechanism)
+			return nil, fmt.Errorf("entry %d: mechanism: want SCRAM-SHA-256 or SCRAM-SHA-512 (a password with a comma splits its entry)", i+1)
 		}
 		out = append(out, u)
 	}

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/brokerd/brokerd/broker/sasl"
@@ -33,23 +34,26 @@ func (n *Node) scramLookup(user, mechanism string) (sasl.Credential, bool) {
 	return sasl.Credential{Salt: c.Salt, Iterations: int(c.Iterations), StoredKey: c.StoredKey, ServerKey: c.ServerKey}, true
 }
 
-// bootstrapUsers creates the configured users once this node leads, if
-// they do not exist yet: the command is if-absent, so an existing user
-// (created by another node, or altered since) is never overwritten. A
-// node that finds another one leading does nothing. Only user names are
-// logged.
+// bootstrapUsers creates the configured users once per cluster. Every
+// node runs it until this node has applied a bootstrap marker for each
+// (raftstore.BootstrapScram): whichever node leads proposes the missing
+// ones, so a leader change during creation only delays them, and a user
+// deleted after its creation stays deleted. An existing credential
+// (created by another node, or altered since) is never overwritten. Only
+// user names are logged.
 func (n *Node) bootstrapUsers(ctx context.Context, users []BootstrapUser) {
+	users = n.acceptableBootstrapUsers(users)
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if n.store.IsLeader() {
-			err := n.createBootstrapUsers(ctx, users)
-			if err == nil {
-				return
-			}
-			n.logger.Warn("creating SASL bootstrap users failed; retrying", "err", err)
-		} else if _, ok := n.store.Leader(); ok {
+		pending := n.pendingBootstrapUsers(users)
+		if len(pending) == 0 {
 			return
+		}
+		if n.store.IsLeader() {
+			if err := n.createBootstrapUsers(ctx, pending); err != nil {
+				n.logger.Warn("creating SASL bootstrap users failed; retrying", "err", err)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -59,36 +63,59 @@ func (n *Node) bootstrapUsers(ctx context.Context, users []BootstrapUser) {
 	}
 }
 
-func (n *Node) createBootstrapUsers(ctx context.Context, users []BootstrapUser) error {
-	var ups []raftstore.ScramCredential
+// acceptableBootstrapUsers drops, with an error logged once, the users
+// whose credential the store would refuse (a name too long, say), which
+// would otherwise stay pending for ever.
+func (n *Node) acceptableBootstrapUsers(users []BootstrapUser) []BootstrapUser {
+	out := users[:0:0]
 	for _, u := range users {
-		if _, ok := n.store.ScramCredential(u.Name, u.Mechanism); ok {
+		c := raftstore.ScramCredential{User: u.Name, Mechanism: u.Mechanism, Salt: []byte{0}, Iterations: bootstrapIterations,
+			StoredKey: make([]byte, raftstore.ScramKeySize(u.Mechanism)), ServerKey: make([]byte, raftstore.ScramKeySize(u.Mechanism))}
+		if err := raftstore.CheckScramCredential(&c); err != nil {
+			n.logger.Error("SASL bootstrap user refused", "user", u.Name, "mechanism", u.Mechanism, "err", err)
 			continue
 		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// pendingBootstrapUsers are the users whose bootstrap marker this node
+// has not applied.
+func (n *Node) pendingBootstrapUsers(users []BootstrapUser) []BootstrapUser {
+	var out []BootstrapUser
+	for _, u := range users {
+		if !n.store.ScramBootstrapped(u.Name, u.Mechanism) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func (n *Node) createBootstrapUsers(ctx context.Context, users []BootstrapUser) error {
+	ups := make([]raftstore.ScramCredential, 0, len(users))
+	for _, u := range users {
 		c, err := sasl.NewCredential(u.Mechanism, u.Name, u.Password, bootstrapIterations)
 		if err != nil {
-			return err
+			return fmt.Errorf("user %s: %w", u.Name, err)
 		}
 		ups = append(ups, raftstore.ScramCredential{User: u.Name, Mechanism: u.Mechanism, Salt: c.Salt,
 			Iterations: int32(c.Iterations), StoredKey: c.StoredKey, ServerKey: c.ServerKey})
 	}
-	if len(ups) == 0 {
-		return nil
-	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	errs, err := n.store.AlterScram(pctx, ups, nil, true)
+	errs, err := n.store.BootstrapScram(pctx, ups)
 	if err != nil {
-		return err
+		return fmt.Errorf("propose: %w", err)
 	}
 	for i, e := range errs {
 		switch {
 		case e == nil:
 			n.logger.Info("created SASL bootstrap user", "user", ups[i].User, "mechanism", ups[i].Mechanism)
-		case errors.Is(e, raftstore.ErrScramCredentialExists):
+		case errors.Is(e, raftstore.ErrScramCredentialExists), errors.Is(e, raftstore.ErrScramBootstrapped):
 		default:
-			// A refused credential (a name too long, say) would be
-			// refused again: report it, do not retry.
+			// A refused credential (a name too long, say) is refused
+			// again at each try: report it; it stays pending.
 			n.logger.Error("SASL bootstrap user refused", "user", ups[i].User, "mechanism", ups[i].Mechanism, "err", e)
 		}
 	}
