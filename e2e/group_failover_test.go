@@ -99,7 +99,9 @@ func TestGroupCoordinatorFailover(t *testing.T) {
 		kgo.ConsumeTopics("failover"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.DisableAutoCommit(),
-		kgo.SessionTimeout(2*time.Second),
+		// Long enough for the member to find the new coordinator under load:
+		// the group is taken over, and the member must still be in it.
+		kgo.SessionTimeout(10*time.Second),
 		kgo.HeartbeatInterval(300*time.Millisecond),
 		kgo.FetchMaxWait(250*time.Millisecond),
 	)...)
