@@ -198,19 +198,29 @@ func (b *Broker) inSync(replicas []int32) []int32 {
 	return out
 }
 
-// topicNamesByID maps the ID of every topic, internal ones included, to
-// its name.
-func (b *Broker) topicNamesByID() map[[16]byte]string {
-	m := b.store.TopicNamesByID()
-	for _, t := range b.internalTopics() {
-		m[t.ID] = t.Name
+// Internal topics' IDs, derived from their names once.
+var (
+	offsetsTopicID = internalTopicID(topic.ConsumerOffsetsTopic)
+	txnTopicID     = internalTopicID(topic.TransactionStateTopic)
+)
+
+// topicNameByID finds a topic's name, internal ones included, by its ID,
+// from the store's index of topics by ID.
+func (b *Broker) topicNameByID(id [16]byte) (string, bool) {
+	switch id {
+	case offsetsTopicID:
+		return topic.ConsumerOffsetsTopic, true
+	case txnTopicID:
+		if b.store.HasTxns() {
+			return topic.TransactionStateTopic, true
+		}
 	}
-	return m
+	return b.store.TopicNameByID(id)
 }
 
 // topicByID finds a topic, internal ones included, by its UUID.
 func (b *Broker) topicByID(id [16]byte) (topic.Topic, bool) {
-	if name, ok := b.topicNamesByID()[id]; ok {
+	if name, ok := b.topicNameByID(id); ok {
 		return b.lookupTopic(name)
 	}
 	return topic.Topic{}, false

@@ -24,10 +24,13 @@ type fsm struct {
 	space *spaceGuard
 	stop  <-chan struct{}
 
-	mu      sync.RWMutex
-	topics  map[string]*topicState
-	brokers map[int32]BrokerInfo
-	groups  map[string]groupOffsets
+	mu     sync.RWMutex
+	topics map[string]*topicState
+	// topicIDs maps each topic's ID to its name (the index of topics
+	// by ID), under mu like topics.
+	topicIDs map[[16]byte]string
+	brokers  map[int32]BrokerInfo
+	groups   map[string]groupOffsets
 	// members holds each group's membership record (groupmembers.go).
 	members map[string][]byte
 	// scram holds the SCRAM credentials (scram.go).
