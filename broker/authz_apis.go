@@ -25,7 +25,7 @@ type authRule struct {
 var apiAuth = map[int16]authRule{
 	int16(kmsg.ApiVersions):                  {needs: "nothing", check: nil},
 	int16(kmsg.Metadata):                     {needs: "Describe on each topic listed (all topics: only those allowed are listed); auto-creation: Create on Cluster or on the topic", check: authMetadata},
-	int16(kmsg.Produce):                      {needs: "Write on each topic; Write on the TransactionalId when transactional", check: authProduce},
+	int16(kmsg.Produce):                      {needs: "Write on each topic; with a transactional batch, a TransactionalId and Write on it (else the whole request is refused)", check: authProduce},
 	int16(kmsg.Fetch):                        {needs: "Read on each topic the fetch session reads, on every fetch (a replica fetch: ClusterAction on Cluster)", inHandler: true},
 	int16(kmsg.ListOffsets):                  {needs: "Describe on each topic", check: authListOffsets},
 	int16(kmsg.OffsetForLeaderEpoch):         {needs: "Describe on each topic (a replica: ClusterAction on Cluster)", check: authOffsetForLeaderEpoch},
@@ -91,7 +91,10 @@ func split[T any](items []T, pass func(*T) bool) (kept, denied []T) {
 func authProduce(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := msg.(*kmsg.ProduceRequest)
 	code := topicDenied
-	txnOK := r.TransactionID == nil || a.txn(acl.OpWrite, *r.TransactionID)
+	// As Kafka's handleProduceRequest: a request with a transactional
+	// batch needs a transactional id and Write on it, or is refused whole
+	// (a batch of another producer's transaction is refused in apply).
+	txnOK := !hasTransactionalBatch(r) || r.TransactionID != nil && a.txn(acl.OpWrite, *r.TransactionID)
 	if !txnOK {
 		code = txnDenied
 	}

@@ -182,7 +182,7 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 		return fmt.Errorf("%w: empty command at index %d", ErrInvalidCommand, l.Index)
 	}
 	switch t := cmdType(l.Data[0]); t {
-	case cmdProduce:
+	case cmdProduce, cmdProduceTxn:
 		c, err := decodeProduce(l.Data)
 		if err != nil {
 			return err
