@@ -30,7 +30,7 @@ func aclWriteCode(err error) (int16, *string) {
 	case errors.Is(err, raftstore.ErrNotLeader):
 		msg := "this node is not the raft leader; send ACL changes to the controller"
 		return kerr.NotController.Code, &msg
-	case errors.Is(err, acl.ErrInvalid), errors.Is(err, acl.ErrTooMany):
+	case errors.Is(err, acl.ErrInvalid), errors.Is(err, acl.ErrTooMany), errors.Is(err, acl.ErrTooLarge):
 		return kerr.InvalidRequest.Code, errorMessage(err)
 	}
 	return errorCode(err), errorMessage(err)

@@ -355,12 +355,18 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 		}
 		return f.applyScramAlter(&c)
 	case cmdCreateACLs:
+		if err := checkACLCommand(l.Data); err != nil {
+			return err
+		}
 		var c createACLsCmd
 		if err := decodeJSON(l.Data, &c); err != nil {
 			return err
 		}
 		return f.applyCreateACLs(&c)
 	case cmdDeleteACLs:
+		if err := checkACLCommand(l.Data); err != nil {
+			return err
+		}
 		var c deleteACLsCmd
 		if err := decodeJSON(l.Data, &c); err != nil {
 			return err
