@@ -59,19 +59,21 @@ func principalOf(req *wire.Request) string {
 	return req.Principal
 }
 
-// hostOf is the client's IP address as ACL hosts name it.
+// hostOf is the client's IP address as ACL hosts name it: Kafka's form
+// (Java's getHostAddress, 0:0:0:0:0:0:0:1 for ::1), which CreateAcls
+// writes hosts in too.
 func hostOf(addr net.Addr) string {
 	switch a := addr.(type) {
 	case *net.TCPAddr:
-		return a.IP.String()
+		return acl.CanonicalIP(a.IP, a.Zone)
 	case nil:
 		return ""
 	}
 	host, _, err := net.SplitHostPort(addr.String())
 	if err != nil {
-		return addr.String()
+		return acl.CanonicalHost(addr.String())
 	}
-	return host
+	return acl.CanonicalHost(host)
 }
 
 // ok reports whether the request may perform op on a resource. A nil

@@ -30,6 +30,9 @@ func TestHostOf(t *testing.T) {
 	if h := hostOf(&net.TCPAddr{IP: net.ParseIP("10.1.2.3"), Port: 5}); h != "10.1.2.3" {
 		t.Fatalf("host %q", h)
 	}
+	if h := hostOf(&net.TCPAddr{IP: net.ParseIP("::1"), Port: 5}); h != "0:0:0:0:0:0:0:1" {
+		t.Fatalf("IPv6 host %q, want Kafka's 0:0:0:0:0:0:0:1", h)
+	}
 	if h := hostOf(nil); h != "" {
 		t.Fatalf("nil addr: %q", h)
 	}
