@@ -24,7 +24,7 @@ const maxFetchWait = 30 * time.Second
 // available it waits for the next applied raft batch (no sleeping), up to
 // MaxWaitMillis. Fetch sessions (KIP-227) decide which partitions are read
 // and which are answered (see package fetchsession).
-func (b *Broker) fetch(ctx context.Context, req *wire.Request, r *kmsg.FetchRequest) kmsg.Response {
+func (b *Broker) fetch(ctx context.Context, req *wire.Request, r *kmsg.FetchRequest, a *authCtx) kmsg.Response {
 	fc := b.sessions.NewContext(sessionRequest(r), time.Now())
 	if code := fc.Err(); code != 0 {
 		resp := kmsg.NewPtrFetchResponse()
@@ -36,7 +36,7 @@ func (b *Broker) fetch(ctx context.Context, req *wire.Request, r *kmsg.FetchRequ
 	// created or deleted during the long poll is seen by the next one).
 	names := b.fetchTopicNames(r.Version, parts)
 	// Every partition read is authorized, the session's included.
-	denied, allDenied := b.fetchDenied(req, r, parts, names)
+	denied, allDenied := fetchDenied(a, r, parts, names)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if wait > maxFetchWait {
 		wait = maxFetchWait

@@ -4,7 +4,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brokerd/brokerd/broker/fetchsession"
-	"github.com/brokerd/brokerd/broker/wire"
 	"github.com/brokerd/brokerd/raftstore/acl"
 )
 
@@ -16,12 +15,8 @@ import (
 // nothing, and is all an authorizer that is off costs. A topic id that
 // names no topic is not refused here: the read answers UNKNOWN_TOPIC_ID,
 // as Kafka does before it authorizes.
-func (b *Broker) fetchDenied(req *wire.Request, r *kmsg.FetchRequest, parts []fetchsession.Partition, names map[[16]byte]string) (denied []bool, all bool) {
-	if req == nil || len(parts) == 0 {
-		return nil, false
-	}
-	a := b.authFor(req)
-	if a == nil {
+func fetchDenied(a *authCtx, r *kmsg.FetchRequest, parts []fetchsession.Partition, names map[[16]byte]string) (denied []bool, all bool) {
+	if a == nil || len(parts) == 0 {
 		return nil, false
 	}
 	if r.ReplicaID >= 0 {
