@@ -24,13 +24,23 @@ func securityDisabled() *string {
 	return &s
 }
 
+// canonicalHostFilter writes a filter's host as bindings hold it
+// (acl.CanonicalHost), so that ::1 finds 0:0:0:0:0:0:0:1.
+func canonicalHostFilter(h *string) *string {
+	if h == nil {
+		return nil
+	}
+	c := acl.CanonicalHost(*h)
+	return &c
+}
+
 // aclWriteCode maps a store error of an ACL change to its code.
 func aclWriteCode(err error) (int16, *string) {
 	switch {
 	case errors.Is(err, raftstore.ErrNotLeader):
 		msg := "this node is not the raft leader; send ACL changes to the controller"
 		return kerr.NotController.Code, &msg
-	case errors.Is(err, acl.ErrInvalid), errors.Is(err, acl.ErrTooMany):
+	case errors.Is(err, acl.ErrInvalid), errors.Is(err, acl.ErrTooMany), errors.Is(err, acl.ErrTooLarge):
 		return kerr.InvalidRequest.Code, errorMessage(err)
 	}
 	return errorCode(err), errorMessage(err)
@@ -62,7 +72,7 @@ func (b *Broker) createACLs(ctx context.Context, r *kmsg.CreateACLsRequest) kmsg
 		}
 		bindings[i] = acl.Binding{
 			ResourceType: acl.ResourceType(c.ResourceType), ResourceName: c.ResourceName, PatternType: pt,
-			Principal: c.Principal, Host: c.Host, Operation: acl.Operation(c.Operation), Permission: acl.Permission(c.PermissionType),
+			Principal: c.Principal, Host: acl.CanonicalHost(c.Host), Operation: acl.Operation(c.Operation), Permission: acl.Permission(c.PermissionType),
 		}
 	}
 	errs, err := b.store.CreateACLs(ctx, bindings)
@@ -90,7 +100,7 @@ func (b *Broker) describeACLs(r *kmsg.DescribeACLsRequest) kmsg.Response {
 	}
 	f := acl.Filter{
 		ResourceType: acl.ResourceType(r.ResourceType), ResourceName: r.ResourceName, PatternType: acl.PatternType(r.ResourcePatternType),
-		Principal: r.Principal, Host: r.Host, Operation: acl.Operation(r.Operation), Permission: acl.Permission(r.PermissionType),
+		Principal: r.Principal, Host: canonicalHostFilter(r.Host), Operation: acl.Operation(r.Operation), Permission: acl.Permission(r.PermissionType),
 	}
 	if r.Version == 0 {
 		f.PatternType = acl.PatternLiteral
@@ -153,7 +163,7 @@ func (b *Broker) deleteACLs(ctx context.Context, r *kmsg.DeleteACLsRequest) kmsg
 		}
 		filters[i] = acl.Filter{
 			ResourceType: acl.ResourceType(f.ResourceType), ResourceName: f.ResourceName, PatternType: pt,
-			Principal: f.Principal, Host: f.Host, Operation: acl.Operation(f.Operation), Permission: acl.Permission(f.PermissionType),
+			Principal: f.Principal, Host: canonicalHostFilter(f.Host), Operation: acl.Operation(f.Operation), Permission: acl.Permission(f.PermissionType),
 		}
 	}
 	out, err := b.store.DeleteACLs(ctx, filters)

@@ -63,19 +63,21 @@ func principalOf(req *wire.Request) string {
 	return req.Principal
 }
 
-// hostOf is the client's IP address as ACL hosts name it.
+// hostOf is the client's IP address as ACL hosts name it: Kafka's form
+// (Java's getHostAddress, 0:0:0:0:0:0:0:1 for ::1), which CreateAcls
+// writes hosts in too.
 func hostOf(addr net.Addr) string {
 	switch a := addr.(type) {
 	case *net.TCPAddr:
-		return a.IP.String()
+		return acl.CanonicalIP(a.IP, a.Zone)
 	case nil:
 		return ""
 	}
 	host, _, err := net.SplitHostPort(addr.String())
 	if err != nil {
-		return addr.String()
+		return acl.CanonicalHost(addr.String())
 	}
-	return host
+	return acl.CanonicalHost(host)
 }
 
 // ok reports whether the request may perform op on a resource. A nil
@@ -103,6 +105,12 @@ func (a *authCtx) cluster(op acl.Operation) bool {
 	return a.ok(op, acl.ResourceCluster, acl.ClusterName)
 }
 
+// mayCreateTopic reports whether the request may create the topic: Create
+// on the cluster or on the topic (Metadata's auto-creation).
+func (a *authCtx) mayCreateTopic(name string) bool {
+	return a.cluster(acl.OpCreate) || a.topic(acl.OpCreate, name)
+}
+
 // operations is the "authorized operations" bitfield of a resource, out
 // of the operations Kafka reports for its type.
 func (a *authCtx) operations(typ acl.ResourceType, name string, ops []acl.Operation) int32 {
@@ -117,22 +125,23 @@ func (a *authCtx) operations(typ acl.ResourceType, name string, ops []acl.Operat
 }
 
 // authorizeThenHandle runs a request's checks (apiAuth), then its handler
-// on what the checks left of it, then merges the refusals into the
-// answer. An unauthorized request, or part of one, reaches no handler.
-func (b *Broker) authorizeThenHandle(req *wire.Request, handle func() (kmsg.Response, error)) (kmsg.Response, error) {
+// on what the checks left of it, with the same authorizer (nil when off),
+// then merges the refusals into the answer. An unauthorized request, or
+// part of one, reaches no handler.
+func (b *Broker) authorizeThenHandle(req *wire.Request, handle func(a *authCtx) (kmsg.Response, error)) (kmsg.Response, error) {
 	a := b.authFor(req)
 	if a == nil {
-		return handle()
+		return handle(nil)
 	}
 	rule, ok := apiAuth[req.Header.APIKey]
 	if !ok || rule.check == nil {
-		return handle()
+		return handle(a)
 	}
 	denied, merge := rule.check(b, a, req.Msg)
 	if denied != nil {
 		return denied, nil
 	}
-	resp, err := handle()
+	resp, err := handle(a)
 	if err == nil && resp != nil && merge != nil {
 		merge(resp)
 	}

@@ -14,7 +14,10 @@ import (
 // needs nothing.
 type authRule struct {
 	needs string // for the docs (docs/SECURITY.md) and the table test
-	check func(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(kmsg.Response))
+	// inHandler says the handler authorizes (check is nil): a Fetch's
+	// session partitions are known only there (fetch_authz.go).
+	inHandler bool
+	check     func(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(kmsg.Response))
 }
 
 // apiAuth is every served API's authorization, in one place. Every key in
@@ -22,8 +25,8 @@ type authRule struct {
 var apiAuth = map[int16]authRule{
 	int16(kmsg.ApiVersions):                  {needs: "nothing", check: nil},
 	int16(kmsg.Metadata):                     {needs: "Describe on each topic listed (all topics: only those allowed are listed); auto-creation: Create on Cluster or on the topic", check: authMetadata},
-	int16(kmsg.Produce):                      {needs: "Write on each topic; Write on the TransactionalId when transactional", check: authProduce},
-	int16(kmsg.Fetch):                        {needs: "Read on each topic (a replica fetch: ClusterAction on Cluster)", check: authFetch},
+	int16(kmsg.Produce):                      {needs: "Write on each topic; with a transactional batch, a TransactionalId and Write on it (else the whole request is refused)", check: authProduce},
+	int16(kmsg.Fetch):                        {needs: "Read on each topic the fetch session reads, on every fetch (a replica fetch: ClusterAction on Cluster)", inHandler: true},
 	int16(kmsg.ListOffsets):                  {needs: "Describe on each topic", check: authListOffsets},
 	int16(kmsg.OffsetForLeaderEpoch):         {needs: "Describe on each topic (a replica: ClusterAction on Cluster)", check: authOffsetForLeaderEpoch},
 	int16(kmsg.CreateTopics):                 {needs: "Create on Cluster or on each topic", check: authCreateTopics},
@@ -90,7 +93,10 @@ func split[T any](items []T, pass func(*T) bool) (kept, denied []T) {
 func authProduce(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := msg.(*kmsg.ProduceRequest)
 	code := topicDenied
-	txnOK := r.TransactionID == nil || a.txn(acl.OpWrite, *r.TransactionID)
+	// As Kafka's handleProduceRequest: a request with a transactional
+	// batch needs a transactional id and Write on it, or is refused whole
+	// (a batch of another producer's transaction is refused in apply).
+	txnOK := !hasTransactionalBatch(r) || r.TransactionID != nil && a.txn(acl.OpWrite, *r.TransactionID)
 	if !txnOK {
 		code = txnDenied
 	}
@@ -117,45 +123,6 @@ func authProduce(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(k
 		return resp, nil
 	}
 	return nil, func(resp kmsg.Response) { refuse(resp.(*kmsg.ProduceResponse)) }
-}
-
-func authFetch(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
-	r := msg.(*kmsg.FetchRequest)
-	replica := r.ReplicaID >= 0
-	clusterOK := replica && a.cluster(acl.OpClusterAction)
-	names := b.store.TopicNamesByID()
-	nameOf := func(t *kmsg.FetchRequestTopic) string {
-		if t.Topic != "" {
-			return t.Topic
-		}
-		return names[t.TopicID]
-	}
-	kept, denied := split(r.Topics, func(t *kmsg.FetchRequestTopic) bool {
-		if replica {
-			return clusterOK
-		}
-		name := nameOf(t)
-		// An unknown topic id is the handler's to answer (UNKNOWN_TOPIC_ID).
-		return name == "" || a.topic(acl.OpRead, name)
-	})
-	if len(denied) == 0 {
-		return nil, nil
-	}
-	r.Topics = kept
-	return nil, func(resp kmsg.Response) {
-		fr := resp.(*kmsg.FetchResponse)
-		for _, t := range denied {
-			rt := kmsg.NewFetchResponseTopic()
-			rt.Topic, rt.TopicID = t.Topic, t.TopicID
-			for _, p := range t.Partitions {
-				rp := kmsg.NewFetchResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p.Partition, topicDenied
-				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			fr.Topics = append(fr.Topics, rt)
-		}
-	}
 }
 
 func authListOffsets(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
@@ -230,13 +197,12 @@ func authCreateTopics(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, f
 
 func authDeleteTopics(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := msg.(*kmsg.DeleteTopicsRequest)
-	names := b.store.TopicNamesByID()
 	keptNames, deniedNames := split(r.TopicNames, func(n *string) bool { return a.topic(acl.OpDelete, *n) })
 	kept, denied := split(r.Topics, func(t *kmsg.DeleteTopicsRequestTopic) bool {
 		if t.Topic != nil {
 			return a.topic(acl.OpDelete, *t.Topic)
 		}
-		name, ok := names[t.TopicID]
+		name, ok := b.store.TopicNameByID(t.TopicID)
 		return !ok || a.topic(acl.OpDelete, name) // an unknown id is answered as unknown
 	})
 	if len(deniedNames) == 0 && len(denied) == 0 {

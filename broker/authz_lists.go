@@ -1,12 +1,9 @@
 package broker
 
 import (
-	"time"
-
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/brokerd/brokerd/raftstore/acl"
-	"github.com/brokerd/brokerd/topic"
 )
 
 // The checks of the APIs that list what a principal may see: Metadata and
@@ -19,28 +16,20 @@ var topicOps = []acl.Operation{acl.OpRead, acl.OpWrite, acl.OpCreate, acl.OpDele
 var clusterOps = []acl.Operation{acl.OpCreate, acl.OpAlter, acl.OpDescribe, acl.OpClusterAction, acl.OpDescribeConfigs, acl.OpAlterConfigs, acl.OpIdempotentWrite}
 
 // authMetadata lists only the topics the principal may Describe: a topic
-// asked for by name that it may not is answered TOPIC_AUTHORIZATION_FAILED,
-// and one that would be auto-created needs Create (on Cluster or on the
-// topic) as well.
+// asked for by name that it may not is answered TOPIC_AUTHORIZATION_FAILED.
+// One that would be auto-created needs Create (on Cluster or on the topic)
+// as well: the handler decides that where it creates (metadata).
 func authMetadata(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := msg.(*kmsg.MetadataRequest)
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
-	autoCreate := b.cfg.AutoCreateTopics && (r.Version < 4 || r.AllowAutoTopicCreation)
 	var denied []string
 	if !all {
-		mayCreate := func(name string) bool { return a.cluster(acl.OpCreate) || a.topic(acl.OpCreate, name) }
 		r.Topics, _ = split(r.Topics, func(t *kmsg.MetadataRequestTopic) bool {
 			if t.Topic == nil {
 				return true // by id: filtered from the answer below
 			}
 			name := *t.Topic
 			ok := a.topic(acl.OpDescribe, name)
-			if ok && autoCreate {
-				if _, exists := b.lookupTopic(name); !exists && topic.ValidateName(name) == nil &&
-					!topic.IsInternal(name) && !b.store.RecentlyDeleted(name, time.Now()) {
-					ok = mayCreate(name)
-				}
-			}
 			if !ok {
 				denied = append(denied, name)
 			}

@@ -142,7 +142,7 @@ func (b *Broker) FetchSessionStats() (sessions, partitions int, evictions int64)
 // (nil for acks=0 produce).
 func (b *Broker) Handle(ctx context.Context, req *wire.Request) (kmsg.Response, error) {
 	start := time.Now()
-	resp, err := b.authorizeThenHandle(req, func() (kmsg.Response, error) { return b.dispatch(ctx, req) })
+	resp, err := b.authorizeThenHandle(req, func(a *authCtx) (kmsg.Response, error) { return b.dispatch(ctx, req, a) })
 	if err != nil {
 		return resp, err
 	}
@@ -153,18 +153,21 @@ func (b *Broker) Handle(ctx context.Context, req *wire.Request) (kmsg.Response, 
 	return resp, nil
 }
 
-func (b *Broker) dispatch(ctx context.Context, req *wire.Request) (kmsg.Response, error) {
+// dispatch runs a request's handler. a is the request's authorizer (nil
+// when authorization is off), for the handlers that decide as they act:
+// Fetch (its session's partitions) and Metadata (auto-creation).
+func (b *Broker) dispatch(ctx context.Context, req *wire.Request, a *authCtx) (kmsg.Response, error) {
 	switch r := req.Msg.(type) {
 	case *kmsg.ApiVersionsRequest:
 		return b.apiVersions(r), nil
 	case *kmsg.MetadataRequest:
-		return b.metadata(ctx, req.Listener, r), nil
+		return b.metadata(ctx, req.Listener, r, a), nil
 	case *kmsg.ProduceRequest:
 		return b.produce(ctx, req, r)
 	case *kmsg.FetchRequest:
 		// A long poll must not hold up a later produce on the connection.
 		req.ReleaseOrder()
-		return b.fetch(ctx, req, r), nil
+		return b.fetch(ctx, req, r, a), nil
 	case *kmsg.ListOffsetsRequest:
 		return b.listOffsets(r), nil
 	case *kmsg.CreateTopicsRequest:

@@ -46,6 +46,7 @@ var codeTable = []struct {
 	{raftstore.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
 	{raftstore.ErrUnknownProducerID, kerr.UnknownProducerID},
 	{raftstore.ErrInvalidTxnState, kerr.InvalidTxnState},
+	{raftstore.ErrInvalidPIDMapping, kerr.InvalidProducerIDMapping},
 	{raftstore.ErrStorage, kerr.KafkaStorageError},
 	// Damaged data is never served; the node stops (raftstore/damage.go).
 	{log.ErrDamaged, kerr.KafkaStorageError},

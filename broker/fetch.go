@@ -24,7 +24,7 @@ const maxFetchWait = 30 * time.Second
 // available it waits for the next applied raft batch (no sleeping), up to
 // MaxWaitMillis. Fetch sessions (KIP-227) decide which partitions are read
 // and which are answered (see package fetchsession).
-func (b *Broker) fetch(ctx context.Context, req *wire.Request, r *kmsg.FetchRequest) kmsg.Response {
+func (b *Broker) fetch(ctx context.Context, req *wire.Request, r *kmsg.FetchRequest, a *authCtx) kmsg.Response {
 	fc := b.sessions.NewContext(sessionRequest(r), time.Now())
 	if code := fc.Err(); code != 0 {
 		resp := kmsg.NewPtrFetchResponse()
@@ -34,10 +34,9 @@ func (b *Broker) fetch(ctx context.Context, req *wire.Request, r *kmsg.FetchRequ
 	parts := fc.Partitions()
 	// v13+ names topics by ID: resolve them once per request (a topic
 	// created or deleted during the long poll is seen by the next one).
-	var names map[[16]byte]string
-	if r.Version >= 13 {
-		names = b.topicNamesByID()
-	}
+	names := b.fetchTopicNames(r.Version, parts)
+	// Every partition read is authorized, the session's included.
+	denied, allDenied := fetchDenied(a, r, parts, names)
 	wait := time.Duration(r.MaxWaitMillis) * time.Millisecond
 	if wait > maxFetchWait {
 		wait = maxFetchWait
@@ -57,7 +56,7 @@ func (b *Broker) fetch(ctx context.Context, req *wire.Request, r *kmsg.FetchRequ
 	}
 	reread := func() []kmsg.FetchResponseTopicPartition {
 		bufs.release()
-		read, _, _ := b.fetchOnce(r, parts, names, bufs)
+		read, _, _ := b.fetchOnce(r, parts, names, denied, bufs)
 		return read
 	}
 	var deadline <-chan time.Time
@@ -66,11 +65,12 @@ func (b *Broker) fetch(ctx context.Context, req *wire.Request, r *kmsg.FetchRequ
 		// wait still wakes us.
 		changed := b.store.Changed()
 		bufs.release()
-		read, n, failed := b.fetchOnce(r, parts, names, bufs)
+		read, n, failed := b.fetchOnce(r, parts, names, denied, bufs)
 		// A read that stopped at a segment's end with more past it is
 		// answered at once, as Kafka's delayed fetch does when the fetch
-		// offset lies in an older segment than the end.
-		if failed || n >= int(r.MinBytes) || wait <= 0 || r.MinBytes <= 0 && n > 0 || bufs.segmentEnd {
+		// offset lies in an older segment than the end; so is a fetch
+		// with nothing it may read.
+		if failed || allDenied || n >= int(r.MinBytes) || wait <= 0 || r.MinBytes <= 0 && n > 0 || bufs.segmentEnd {
 			return answer(read)
 		}
 		// Nothing read is held while waiting (files are descriptors).
@@ -175,8 +175,10 @@ func (b *Broker) fetchResponse(r *kmsg.FetchRequest, fc *fetchsession.Context, p
 
 // fetchOnce reads what is committed now for each partition, in order. It
 // reports how many record bytes it holds and whether any partition failed
-// (a failure is answered at once, as Kafka does).
-func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition, names map[[16]byte]string, bufs *fetchBufs) ([]kmsg.FetchResponseTopicPartition, int, bool) {
+// (a failure is answered at once, as Kafka does). A partition denied
+// (fetchDenied) is answered TOPIC_AUTHORIZATION_FAILED and not read; it
+// does not end the long poll of the others, as in Kafka.
+func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition, names map[[16]byte]string, denied []bool, bufs *fetchBufs) ([]kmsg.FetchResponseTopicPartition, int, bool) {
 	// The broker's fetch.max.bytes caps what a client may ask for: a read
 	// allocates what it returns.
 	maxBytes := min(int(r.MaxBytes), fetchMaxBytes)
@@ -213,6 +215,9 @@ func (b *Broker) fetchOnce(r *kmsg.FetchRequest, parts []fetchsession.Partition,
 		switch {
 		case !known:
 			sp.ErrorCode = kerr.UnknownTopicID.Code
+		case denied != nil && denied[i]:
+			sp.ErrorCode = topicDenied
+			continue
 		case topic.IsInternal(name):
 			b.fetchInternal(sp, name, p, leader, epoch)
 		case preferred >= 0:

@@ -14,7 +14,12 @@ import (
 
 // metadata answers Metadata with the brokers' addresses on the listener the
 // request came in on.
-func (b *Broker) metadata(ctx context.Context, listener string, r *kmsg.MetadataRequest) kmsg.Response {
+//
+// A topic to auto-create needs Create on the cluster or on the topic (a
+// nil authorizer allows it): decided here, where it is created, so that
+// the check and the creation see the topic alike (authMetadata checks
+// Describe only).
+func (b *Broker) metadata(ctx context.Context, listener string, r *kmsg.MetadataRequest, a *authCtx) kmsg.Response {
 	resp := kmsg.NewPtrMetadataResponse()
 	brokers := b.brokersOn(listener)
 	on := make(map[int32]bool, len(brokers))
@@ -73,13 +78,12 @@ func (b *Broker) metadata(ctx context.Context, listener string, r *kmsg.Metadata
 			if err := topic.ValidateName(name); err != nil {
 				code = kerr.InvalidTopicException.Code
 			} else if autoCreate && !topic.IsInternal(name) && !b.store.RecentlyDeleted(name, time.Now()) {
-				created, err := b.autoCreate(ctx, name)
-				if err == nil {
+				if !a.mayCreateTopic(name) {
+					code = topicDenied
+				} else if created, err := b.autoCreate(ctx, name); err == nil {
 					resp.Topics = append(resp.Topics, topicMetadata(created))
 					continue
-				}
-				code = errorCode(err)
-				if code == kerr.UnknownServerError.Code {
+				} else if code = errorCode(err); code == kerr.UnknownServerError.Code {
 					code = kerr.LeaderNotAvailable.Code
 				}
 			}
@@ -198,19 +202,29 @@ func (b *Broker) inSync(replicas []int32) []int32 {
 	return out
 }
 
-// topicNamesByID maps the ID of every topic, internal ones included, to
-// its name.
-func (b *Broker) topicNamesByID() map[[16]byte]string {
-	m := b.store.TopicNamesByID()
-	for _, t := range b.internalTopics() {
-		m[t.ID] = t.Name
+// Internal topics' IDs, derived from their names once.
+var (
+	offsetsTopicID = internalTopicID(topic.ConsumerOffsetsTopic)
+	txnTopicID     = internalTopicID(topic.TransactionStateTopic)
+)
+
+// topicNameByID finds a topic's name, internal ones included, by its ID,
+// from the store's index of topics by ID.
+func (b *Broker) topicNameByID(id [16]byte) (string, bool) {
+	switch id {
+	case offsetsTopicID:
+		return topic.ConsumerOffsetsTopic, true
+	case txnTopicID:
+		if b.store.HasTxns() {
+			return topic.TransactionStateTopic, true
+		}
 	}
-	return m
+	return b.store.TopicNameByID(id)
 }
 
 // topicByID finds a topic, internal ones included, by its UUID.
 func (b *Broker) topicByID(id [16]byte) (topic.Topic, bool) {
-	if name, ok := b.topicNamesByID()[id]; ok {
+	if name, ok := b.topicNameByID(id); ok {
 		return b.lookupTopic(name)
 	}
 	return topic.Topic{}, false

@@ -32,6 +32,9 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 	acksOK := r.Acks == 0 || r.Acks == 1 || r.Acks == -1
 	leader := b.store.IsLeader()
 	dups := duplicatePartitions(r)
+	// As Kafka: transactional batches need a transactional id, whatever
+	// the authorizer says (before v3 a Produce cannot carry one).
+	txnIDMissing := r.TransactionID == nil && hasTransactionalBatch(r)
 	var refused error // the first partition refused
 	for ti, rt := range r.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -46,6 +49,8 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 			sp.LogStartOffset = -1
 			var err error
 			switch {
+			case txnIDMissing:
+				err = kerr.TransactionalIDAuthorizationFailed
 			case !acksOK:
 				err = kerr.InvalidRequiredAcks
 			case topic.ValidateName(rt.Topic) != nil:
@@ -94,7 +99,7 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 	err := req.InOrder(ctx, func() {
 		now := time.Now().UnixMilli()
 		if r.Acks == 0 {
-			if err := b.store.ProduceAsync(now, batches); err != nil {
+			if err := b.store.ProduceAsync(now, txnIDOf(r), batches); err != nil {
 				// A full disk: the connection's close is how an acks=0
 				// client learns.
 				for _, s := range slots {
@@ -110,7 +115,7 @@ func (b *Broker) produce(ctx context.Context, req *wire.Request, r *kmsg.Produce
 			}
 			return
 		}
-		pending = b.store.StartProduce(ctx, now, batches)
+		pending = b.store.StartProduce(ctx, now, txnIDOf(r), batches)
 	})
 	if r.Acks == 0 {
 		if err != nil && refused == nil {

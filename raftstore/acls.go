@@ -1,7 +1,6 @@
 package raftstore
 
 import (
-	"context"
 	"fmt"
 	"sync/atomic"
 
@@ -20,11 +19,19 @@ import (
 type aclTable struct {
 	byKey map[string]acl.Binding // FSM goroutine only
 	index atomic.Pointer[acl.Index]
+	// size is the bindings' acl.Binding.Size summed, bounded by
+	// acl.MaxStateBytes; written by the FSM goroutine, read by proposers.
+	size atomic.Int64
 }
 
 // set replaces the bindings (at load and after an install).
 func (t *aclTable) set(bindings map[string]acl.Binding) {
 	t.byKey = bindings
+	n := 0
+	for _, b := range bindings {
+		n += b.Size()
+	}
+	t.size.Store(int64(n))
 	t.rebuild()
 }
 
@@ -82,6 +89,11 @@ func (f *fsm) applyCreateACLs(c *createACLsCmd) any {
 			res.Errs[i] = fmt.Errorf("%w: the cluster holds %d ACLs", acl.ErrTooMany, acl.MaxBindings)
 			continue
 		}
+		if n := t.size.Load() + int64(b.Size()); n > acl.MaxStateBytes {
+			res.Errs[i] = fmt.Errorf("%w: the cluster's ACLs would take %d bytes (at most %d)", acl.ErrTooLarge, n, acl.MaxStateBytes)
+			continue
+		}
+		t.size.Add(int64(b.Size()))
 		t.byKey[k] = b
 		f.dirty.acls[k] = true
 		changed = true
@@ -111,6 +123,10 @@ func (f *fsm) applyDeleteACLs(c *deleteACLsCmd) any {
 		res.Deleted[i] = x.Bindings(flt)
 		for _, b := range res.Deleted[i] {
 			k := b.Key()
+			if _, ok := t.byKey[k]; !ok {
+				continue // an earlier filter of this command deleted it
+			}
+			t.size.Add(-int64(b.Size()))
 			delete(t.byKey, k)
 			f.dirty.acls[k] = true
 			changed = true
@@ -129,47 +145,4 @@ func (s *Store) ACLs() *acl.Index {
 		return x
 	}
 	return acl.NewIndex(nil)
-}
-
-// CreateACLs creates bindings; the answer has one error (or nil) per
-// binding.
-func (s *Store) CreateACLs(ctx context.Context, bindings []acl.Binding) ([]error, error) {
-	if err := s.admitWrite(); err != nil {
-		return nil, err
-	}
-	data, err := encodeJSON(cmdCreateACLs, createACLsCmd{Bindings: bindings})
-	if err != nil {
-		return nil, err
-	}
-	resp, err := s.propose(ctx, data)
-	if err != nil {
-		return nil, fmt.Errorf("create ACLs: %w", err)
-	}
-	switch r := resp.(type) {
-	case *CreateACLsResult:
-		return r.Errs, nil
-	case error:
-		return nil, fmt.Errorf("create ACLs: %w", r)
-	}
-	return nil, fmt.Errorf("create ACLs: unexpected answer %T", resp)
-}
-
-// DeleteACLs deletes the bindings each filter matches, as the replicated
-// state holds them when the command applies.
-func (s *Store) DeleteACLs(ctx context.Context, filters []acl.Filter) (*DeleteACLsResult, error) {
-	data, err := encodeJSON(cmdDeleteACLs, deleteACLsCmd{Filters: filters})
-	if err != nil {
-		return nil, err
-	}
-	resp, err := s.propose(ctx, data)
-	if err != nil {
-		return nil, fmt.Errorf("delete ACLs: %w", err)
-	}
-	switch r := resp.(type) {
-	case *DeleteACLsResult:
-		return r, nil
-	case error:
-		return nil, fmt.Errorf("delete ACLs: %w", r)
-	}
-	return nil, fmt.Errorf("delete ACLs: unexpected answer %T", resp)
 }

@@ -85,9 +85,13 @@ func (m *manifest) validateACLs() error {
 		return fmt.Errorf("%w: %d ACLs (at most %d)", errBadSnapshot, len(m.ACLs), acl.MaxBindings)
 	}
 	seen := make(map[string]bool, len(m.ACLs))
+	size := 0
 	for _, b := range m.ACLs {
 		if err := b.Validate(); err != nil {
 			return fmt.Errorf("%w: %w", errBadSnapshot, err)
+		}
+		if size += b.Size(); size > acl.MaxStateBytes {
+			return fmt.Errorf("%w: ACLs of more than %d bytes", errBadSnapshot, acl.MaxStateBytes)
 		}
 		k := b.Key()
 		if seen[k] {

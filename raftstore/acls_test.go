@@ -159,10 +159,15 @@ func FuzzACLCommands(f *testing.F) {
 		if x.Len() > acl.MaxBindings || x.Len() != len(fs.acls.byKey) {
 			t.Fatalf("index of %d, table of %d", x.Len(), len(fs.acls.byKey))
 		}
+		size := 0
 		for _, b := range x.All() {
 			if err := b.Validate(); err != nil {
 				t.Fatalf("held an invalid binding: %v", err)
 			}
+			size += b.Size()
+		}
+		if int64(size) != fs.acls.size.Load() || size > acl.MaxStateBytes {
+			t.Fatalf("bindings of %d bytes, counted %d", size, fs.acls.size.Load())
 		}
 	})
 }

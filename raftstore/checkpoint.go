@@ -194,6 +194,7 @@ func (f *fsm) loadCheckpoint() error {
 			}
 			ts := &topicState{meta: t}
 			f.topics[t.Name] = ts
+			f.topicIDs[t.ID] = t.Name
 			for i := int32(0); i < t.Partitions; i++ {
 				p, err := f.recoverPartition(t, i, pb.Get([]byte(partKey(t.Name, i))))
 				if err != nil {

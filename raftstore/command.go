@@ -40,11 +40,15 @@ const (
 	cmdCreateACLs
 	cmdDeleteACLs
 	cmdAlterQuotas
+	// cmdProduceTxn is a produce command that carries the request's
+	// transactional id; cmdProduce, without it, is what earlier versions
+	// wrote (replayed as they applied it).
+	cmdProduceTxn
 )
 
 func (t cmdType) String() string {
 	switch t {
-	case cmdProduce:
+	case cmdProduce, cmdProduceTxn:
 		return "produce"
 	case cmdCreateTopic:
 		return "create-topic"
@@ -116,20 +120,37 @@ type ProduceBatch struct {
 }
 
 // produceCmd appends batches. Now is the leader's clock in unix ms when it
-// proposed the command; the FSM uses it for segment.ms rolling.
+// proposed the command; the FSM uses it for segment.ms rolling. TxnID is
+// the Produce request's transactional id ("" for none): a transactional
+// batch must come from the producer that id owns. Legacy marks a command
+// an earlier version wrote, without the id: it applies as it did then.
 type produceCmd struct {
 	Now     int64
+	TxnID   string
+	Legacy  bool
 	Batches []ProduceBatch
 }
+
+// maxTxnIDBytes bounds a produce command's transactional id (its length
+// is encoded in two bytes).
+const maxTxnIDBytes = 1<<16 - 1
 
 // encodeProduce lays a produce command out in binary: the batch bytes are
 // copied once and never base64'd.
 //
-//	type(1) now(8) batches
+//	cmdProduceTxn(1) now(8) txnIDLen(2) txnID batches
+//	cmdProduce(1) now(8) batches   (Legacy)
 func encodeProduce(c *produceCmd) []byte {
-	out := make([]byte, 0, 1+8+batchesSize(c.Batches))
-	out = append(out, byte(cmdProduce))
+	out := make([]byte, 0, 1+8+2+len(c.TxnID)+batchesSize(c.Batches))
+	if c.Legacy {
+		out = append(out, byte(cmdProduce))
+		out = binary.BigEndian.AppendUint64(out, uint64(c.Now))
+		return appendBatches(out, c.Batches)
+	}
+	out = append(out, byte(cmdProduceTxn))
 	out = binary.BigEndian.AppendUint64(out, uint64(c.Now))
+	out = binary.BigEndian.AppendUint16(out, uint16(len(c.TxnID)))
+	out = append(out, c.TxnID...)
 	return appendBatches(out, c.Batches)
 }
 
@@ -159,16 +180,27 @@ func appendBatches(out []byte, bs []ProduceBatch) []byte {
 
 // decodeProduce parses a produce command. The batch data aliases buf.
 func decodeProduce(buf []byte) (*produceCmd, error) {
-	if len(buf) == 0 || cmdType(buf[0]) != cmdProduce {
+	if len(buf) == 0 || cmdType(buf[0]) != cmdProduce && cmdType(buf[0]) != cmdProduceTxn {
 		return nil, fmt.Errorf("%w: not a produce command", ErrInvalidCommand)
 	}
 	r := buf[1:]
 	if len(r) < 8 {
 		return nil, fmt.Errorf("%w: short produce command", ErrInvalidCommand)
 	}
-	c := &produceCmd{Now: int64(binary.BigEndian.Uint64(r))}
+	c := &produceCmd{Now: int64(binary.BigEndian.Uint64(r)), Legacy: cmdType(buf[0]) == cmdProduce}
+	r = r[8:]
+	if !c.Legacy {
+		if len(r) < 2 {
+			return nil, fmt.Errorf("%w: short produce command", ErrInvalidCommand)
+		}
+		n := int(binary.BigEndian.Uint16(r))
+		if len(r) < 2+n {
+			return nil, fmt.Errorf("%w: truncated transactional id", ErrInvalidCommand)
+		}
+		c.TxnID, r = string(r[2:2+n]), r[2+n:]
+	}
 	var err error
-	if c.Batches, err = readBatches(r[8:]); err != nil {
+	if c.Batches, err = readBatches(r); err != nil {
 		return nil, err
 	}
 	return c, nil

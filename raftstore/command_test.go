@@ -12,6 +12,7 @@ func TestProduceCommandRoundTrip(t *testing.T) {
 		cmd  produceCmd
 	}{
 		{"empty", produceCmd{Now: 1}},
+		{"transactional id", produceCmd{Now: 1, TxnID: "billing-tx", Batches: []ProduceBatch{{Topic: "a", Data: []byte("x")}}}},
 		{"one", produceCmd{Now: 1700000000000, Batches: []ProduceBatch{{Topic: "a", Partition: 0, Data: []byte("xyz")}}}},
 		{"several", produceCmd{Now: -1, Batches: []ProduceBatch{
 			{Topic: "orders", Partition: 7, Data: bytes.Repeat([]byte{1}, 1000)},
@@ -21,14 +22,14 @@ func TestProduceCommandRoundTrip(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			buf := encodeProduce(&tc.cmd)
-			if cmdType(buf[0]) != cmdProduce {
+			if cmdType(buf[0]) != cmdProduceTxn {
 				t.Fatalf("type byte %d", buf[0])
 			}
 			got, err := decodeProduce(buf)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Now != tc.cmd.Now || len(got.Batches) != len(tc.cmd.Batches) {
+			if got.Now != tc.cmd.Now || got.TxnID != tc.cmd.TxnID || got.Legacy != tc.cmd.Legacy || len(got.Batches) != len(tc.cmd.Batches) {
 				t.Fatalf("got %+v, want %+v", got, tc.cmd)
 			}
 			for i, b := range got.Batches {
@@ -56,6 +57,8 @@ func TestProduceCommandRejectsDamage(t *testing.T) {
 func FuzzDecodeProduce(f *testing.F) {
 	f.Add(encodeProduce(&produceCmd{Now: 5, Batches: []ProduceBatch{{Topic: "t", Partition: 1, Data: []byte("abcdef")}}}))
 	f.Add(encodeProduce(&produceCmd{}))
+	f.Add(encodeProduce(&produceCmd{Now: 5, TxnID: "tx", Batches: []ProduceBatch{{Topic: "t", Data: []byte("a")}}}))
+	f.Add(encodeProduce(&produceCmd{Legacy: true, Now: 5, Batches: []ProduceBatch{{Topic: "t", Data: []byte("a")}}}))
 	f.Add([]byte{byte(cmdProduce), 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 {

@@ -115,7 +115,7 @@ func TestAbortedIndexTrimmed(t *testing.T) {
 		if _, err := s.AddPartitionsToTxn(ctx, now, "tx", ip.ProducerID, 0, []TopicPartition{{"a", 0}}); err != nil {
 			t.Fatal(err)
 		}
-		produce(t, s, "a", 0, batchtest.Options{ProducerID: ip.ProducerID, BaseSequence: i, Transactional: true}, "v")
+		produceTxn(t, s, "tx", "a", 0, batchtest.Options{ProducerID: ip.ProducerID, BaseSequence: i, Transactional: true}, "v")
 		if err := s.EndTxn(ctx, now, "tx", ip.ProducerID, 0, false); err != nil {
 			t.Fatal(err)
 		}

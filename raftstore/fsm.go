@@ -25,10 +25,13 @@ type fsm struct {
 	space *spaceGuard
 	stop  <-chan struct{}
 
-	mu      sync.RWMutex
-	topics  map[string]*topicState
-	brokers map[int32]BrokerInfo
-	groups  map[string]groupOffsets
+	mu     sync.RWMutex
+	topics map[string]*topicState
+	// topicIDs maps each topic's ID to its name (the index of topics
+	// by ID), under mu like topics.
+	topicIDs map[[16]byte]string
+	brokers  map[int32]BrokerInfo
+	groups   map[string]groupOffsets
 	// members holds each group's membership record (groupmembers.go).
 	members map[string][]byte
 	// scram holds the SCRAM credentials (scram.go).
@@ -189,7 +192,7 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 		return fmt.Errorf("%w: empty command at index %d", ErrInvalidCommand, l.Index)
 	}
 	switch t := cmdType(l.Data[0]); t {
-	case cmdProduce:
+	case cmdProduce, cmdProduceTxn:
 		c, err := decodeProduce(l.Data)
 		if err != nil {
 			return err
@@ -362,12 +365,18 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 		}
 		return f.applyScramAlter(&c)
 	case cmdCreateACLs:
+		if err := checkACLCommand(l.Data); err != nil {
+			return err
+		}
 		var c createACLsCmd
 		if err := decodeJSON(l.Data, &c); err != nil {
 			return err
 		}
 		return f.applyCreateACLs(&c)
 	case cmdDeleteACLs:
+		if err := checkACLCommand(l.Data); err != nil {
+			return err
+		}
 		var c deleteACLsCmd
 		if err := decodeJSON(l.Data, &c); err != nil {
 			return err

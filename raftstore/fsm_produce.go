@@ -24,12 +24,13 @@ func (f *fsm) applyProduce(c *produceCmd, term int32) []ProduceResult {
 			out[i] = ProduceResult{Err: errStopped}
 			continue
 		}
-		out[i] = f.produceOne(&c.Batches[i], c.Now, term)
+		out[i] = f.produceOne(c, &c.Batches[i], term)
 	}
 	return out
 }
 
-func (f *fsm) produceOne(b *ProduceBatch, now int64, term int32) ProduceResult {
+func (f *fsm) produceOne(c *produceCmd, b *ProduceBatch, term int32) ProduceResult {
+	now := c.Now
 	p := f.partition(b.Topic, b.Partition)
 	if p == nil {
 		return ProduceResult{Err: fmt.Errorf("%w: %s-%d", ErrUnknownTopic, b.Topic, b.Partition)}
@@ -48,6 +49,15 @@ func (f *fsm) produceOne(b *ProduceBatch, now int64, term int32) ProduceResult {
 		prod = f.producers[h.ProducerID]
 		if prod == nil {
 			return ProduceResult{Err: fmt.Errorf("%w: %d", ErrUnknownProducerID, h.ProducerID)}
+		}
+		// A transactional batch's producer must be the one the request's
+		// transactional id owns (replicated state: every replica decides
+		// alike), before anything else is looked at, a retry included: a
+		// client cannot write into another's transaction by naming its
+		// producer id. Kafka's transaction verification answers
+		// INVALID_PRODUCER_ID_MAPPING.
+		if h.Transactional() && !c.Legacy && prod.TxnID != c.TxnID {
+			return ProduceResult{Err: fmt.Errorf("%w: producer %d does not belong to transactional id %q", ErrInvalidPIDMapping, prod.ID, c.TxnID)}
 		}
 		last = lastSeq(first, h.LastOffsetDelta)
 		verdict, dup, err := prod.check(key, h.ProducerEpoch, first, last)

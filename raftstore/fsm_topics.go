@@ -87,6 +87,7 @@ func (f *fsm) applyCreateTopic(c *createTopicCmd) error {
 	f.dataDirDirty = true
 	f.mu.Lock()
 	f.topics[c.Name] = ts
+	f.topicIDs[c.ID] = c.Name
 	// An explicit create ends the name's quarantine.
 	delete(f.deleted, c.Name)
 	f.mu.Unlock()
@@ -108,6 +109,7 @@ func (f *fsm) applyDeleteTopic(c *deleteTopicCmd) error {
 	ts, ok := f.topics[c.Name]
 	if ok {
 		delete(f.topics, c.Name)
+		delete(f.topicIDs, ts.meta.ID)
 		f.quarantine(c.Name, c.Now)
 		// As Kafka does, committed offsets go with the topic, so a topic
 		// re-created under the same name starts with none.

@@ -264,7 +264,7 @@ func writeManifestState(tx *bolt.Tx, m *manifest) error {
 func (f *fsm) reload() error {
 	nf := &fsm{
 		logger: f.logger, dataDir: f.dataDir, db: f.db,
-		topics: map[string]*topicState{}, brokers: map[int32]BrokerInfo{}, groups: map[string]groupOffsets{}, scram: map[ScramKey]ScramCredential{},
+		topics: map[string]*topicState{}, topicIDs: map[[16]byte]string{}, brokers: map[int32]BrokerInfo{}, groups: map[string]groupOffsets{}, scram: map[ScramKey]ScramCredential{},
 		defaults: topic.Defaults{}, deleted: map[string]int64{},
 		txns: map[string]*TxnState{}, producers: map[int64]*producerState{}, procs: newProcTable(),
 	}
@@ -273,7 +273,7 @@ func (f *fsm) reload() error {
 	}
 	f.mu.Lock()
 	f.txnMu.Lock()
-	f.topics, f.brokers, f.groups, f.defaults = nf.topics, nf.brokers, nf.groups, nf.defaults
+	f.topics, f.topicIDs, f.brokers, f.groups, f.defaults = nf.topics, nf.topicIDs, nf.brokers, nf.groups, nf.defaults
 	f.members = nf.members
 	f.scram, f.scramBoot = nf.scram, nf.scramBoot
 	f.clusterID = nf.clusterID

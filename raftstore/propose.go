@@ -111,7 +111,7 @@ func (s *Store) AlterConfigs(ctx context.Context, name string, replace bool, set
 // Produce appends batches in one raft entry, stamped with now (unix ms), and
 // returns one result per batch once the entry is applied.
 func (s *Store) Produce(ctx context.Context, now int64, batches []ProduceBatch) ([]ProduceResult, error) {
-	return s.StartProduce(ctx, now, batches).Wait()
+	return s.StartProduce(ctx, now, "", batches).Wait()
 }
 
 // MaxBatchBytes caps one record batch, whatever max.message.bytes says:
@@ -147,6 +147,14 @@ func chunkBatches(batches []ProduceBatch) [][]ProduceBatch {
 	return append(out, batches[start:])
 }
 
+// checkTxnID refuses a transactional id a produce command cannot carry.
+func checkTxnID(txnID string) error {
+	if len(txnID) > maxTxnIDBytes {
+		return fmt.Errorf("%w: transactional id of %d bytes (at most %d)", ErrInvalidCommand, len(txnID), maxTxnIDBytes)
+	}
+	return nil
+}
+
 // PendingProduce is a produce handed to raft but not yet applied.
 type PendingProduce struct {
 	s   *Store
@@ -156,17 +164,21 @@ type PendingProduce struct {
 
 // StartProduce hands batches to raft and returns without waiting for the
 // commit. Commands started one after another are applied in that order, so
-// a connection's pipelined produce requests keep their order.
-func (s *Store) StartProduce(ctx context.Context, now int64, batches []ProduceBatch) *PendingProduce {
+// a connection's pipelined produce requests keep their order. txnID is the
+// request's transactional id ("" for none).
+func (s *Store) StartProduce(ctx context.Context, now int64, txnID string, batches []ProduceBatch) *PendingProduce {
 	if err := ctx.Err(); err != nil {
 		return &PendingProduce{err: fmt.Errorf("%w: %v", ErrUnknownOutcome, err)}
 	}
 	if err := s.admitWrite(); err != nil {
 		return &PendingProduce{err: err}
 	}
+	if err := checkTxnID(txnID); err != nil {
+		return &PendingProduce{err: err}
+	}
 	p := &PendingProduce{s: s}
 	for i, c := range chunkBatches(batches) {
-		f, err := s.proposeBounded(ctx, encodeProduce(&produceCmd{Now: now, Batches: c}))
+		f, err := s.proposeBounded(ctx, encodeProduce(&produceCmd{Now: now, TxnID: txnID, Batches: c}))
 		if err != nil {
 			if i > 0 {
 				// The chunks before were proposed: their outcome is not
@@ -206,14 +218,17 @@ func (p *PendingProduce) Wait() ([]ProduceResult, error) {
 // ProduceAsync proposes batches without waiting for the outcome (acks=0).
 // It returns an error only when the batches were refused before raft
 // (a full disk).
-func (s *Store) ProduceAsync(now int64, batches []ProduceBatch) error {
+func (s *Store) ProduceAsync(now int64, txnID string, batches []ProduceBatch) error {
 	if err := s.admitWrite(); err != nil {
+		return err
+	}
+	if err := checkTxnID(txnID); err != nil {
 		return err
 	}
 	ctx, cancel := s.stopContext()
 	defer cancel()
 	for _, c := range chunkBatches(batches) {
-		f, err := s.proposeBounded(ctx, encodeProduce(&produceCmd{Now: now, Batches: c}))
+		f, err := s.proposeBounded(ctx, encodeProduce(&produceCmd{Now: now, TxnID: txnID, Batches: c}))
 		if err != nil {
 			return err
 		}

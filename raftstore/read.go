@@ -36,15 +36,12 @@ func (s *Store) Topics() []topic.Topic {
 	return out
 }
 
-// TopicNamesByID maps every topic's ID to its name.
-func (s *Store) TopicNamesByID() map[[16]byte]string {
+// TopicNameByID is the name of the topic with this ID.
+func (s *Store) TopicNameByID(id [16]byte) (string, bool) {
 	s.fsm.mu.RLock()
 	defer s.fsm.mu.RUnlock()
-	out := make(map[[16]byte]string, len(s.fsm.topics))
-	for name, ts := range s.fsm.topics {
-		out[ts.meta.ID] = name
-	}
-	return out
+	name, ok := s.fsm.topicIDs[id]
+	return name, ok
 }
 
 // Topic returns one topic.

@@ -100,7 +100,7 @@ func TestApplyWaitsForSpace(t *testing.T) {
 		t.Fatalf("produce on a full disk answered %+v while its entry waits", r)
 	case <-time.After(200 * time.Millisecond):
 	}
-	if _, err := s.StartProduce(ctx, 0, nil).Wait(); !errors.Is(err, ErrStorage) {
+	if _, err := s.StartProduce(ctx, 0, "", nil).Wait(); !errors.Is(err, ErrStorage) {
 		t.Fatalf("a produce while apply waits: %v, want ErrStorage", err)
 	}
 	select {
@@ -162,7 +162,7 @@ func TestMarkerWaitDoesNotBlockReaders(t *testing.T) {
 	if _, err := s.AddPartitionsToTxn(ctx, now, "tx-1", ip.ProducerID, ip.ProducerEpoch, []TopicPartition{{"out", 0}}); err != nil {
 		t.Fatal(err)
 	}
-	if r := produce(t, s, "out", 0, batchtest.Options{ProducerID: ip.ProducerID, ProducerEpoch: ip.ProducerEpoch, Transactional: true}, "a"); r.Err != nil {
+	if r := produceTxn(t, s, "tx-1", "out", 0, batchtest.Options{ProducerID: ip.ProducerID, ProducerEpoch: ip.ProducerEpoch, Transactional: true}, "a"); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	// End the segment at a page boundary, so that the marker needs a page

@@ -117,6 +117,7 @@ func openFSM(dataDir string, logger *slog.Logger) (*fsm, error) {
 		db:        db,
 		defaults:  topic.Defaults{},
 		topics:    map[string]*topicState{},
+		topicIDs:  map[[16]byte]string{},
 		brokers:   map[int32]BrokerInfo{},
 		groups:    map[string]groupOffsets{},
 		scram:     map[ScramKey]ScramCredential{},

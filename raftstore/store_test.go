@@ -43,11 +43,17 @@ func openTestStore(t *testing.T, dir string) *Store {
 
 func produce(t *testing.T, s *Store, topicName string, part int32, o batchtest.Options, values ...string) ProduceResult {
 	t.Helper()
+	return produceTxn(t, s, "", topicName, part, o, values...)
+}
+
+// produceTxn produces as a request with transactional id txnID does.
+func produceTxn(t *testing.T, s *Store, txnID, topicName string, part int32, o batchtest.Options, values ...string) ProduceResult {
+	t.Helper()
 	vals := make([][]byte, len(values))
 	for i, v := range values {
 		vals[i] = []byte(v)
 	}
-	res, err := s.Produce(context.Background(), time.Now().UnixMilli(), []ProduceBatch{{Topic: topicName, Partition: part, Data: batchtest.New(o, vals...)}})
+	res, err := s.StartProduce(context.Background(), time.Now().UnixMilli(), txnID, []ProduceBatch{{Topic: topicName, Partition: part, Data: batchtest.New(o, vals...)}}).Wait()
 	if err != nil {
 		t.Fatalf("produce: %v", err)
 	}

@@ -29,7 +29,7 @@ func TestTransactions(t *testing.T) {
 		return batchtest.Options{ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq, Transactional: true}
 	}
 	// Writing before AddPartitionsToTxn is refused.
-	if r := produce(t, s, "out", 0, txnOpt(ep, 0), "early"); !errors.Is(r.Err, ErrInvalidTxnState) {
+	if r := produceTxn(t, s, "tx-1", "out", 0, txnOpt(ep, 0), "early"); !errors.Is(r.Err, ErrInvalidTxnState) {
 		t.Fatalf("produce outside a transaction: %v", r.Err)
 	}
 	produce(t, s, "out", 0, batchtest.NoProducer, "plain") // offset 0
@@ -39,7 +39,7 @@ func TestTransactions(t *testing.T) {
 	if err != nil || errs[0] != nil {
 		t.Fatalf("add partitions: %v %v", errs, err)
 	}
-	if r := produce(t, s, "out", 0, txnOpt(ep, 0), "a1", "a2"); r.Err != nil || r.BaseOffset != 1 {
+	if r := produceTxn(t, s, "tx-1", "out", 0, txnOpt(ep, 0), "a1", "a2"); r.Err != nil || r.BaseOffset != 1 {
 		t.Fatalf("txn produce: %+v", r)
 	}
 	if lso := s.LastStableOffset("out", 0); lso != 1 {
@@ -70,7 +70,7 @@ func TestTransactions(t *testing.T) {
 	if err := s.AddOffsetsToTxn(ctx, now, "tx-1", pid, ep, "g"); err != nil {
 		t.Fatal(err)
 	}
-	if r := produce(t, s, "out", 0, txnOpt(ep, 2), "c1"); r.Err != nil || r.BaseOffset != 4 {
+	if r := produceTxn(t, s, "tx-1", "out", 0, txnOpt(ep, 2), "c1"); r.Err != nil || r.BaseOffset != 4 {
 		t.Fatalf("txn produce 2: %+v", r)
 	}
 	errs, err = s.TxnOffsetCommit(ctx, now, "tx-1", pid, ep, "g", []OffsetCommit{{Topic: "in", Partition: 0, Offset: 10, LeaderEpoch: -1}})
@@ -98,7 +98,7 @@ func TestTransactions(t *testing.T) {
 	if _, err := s.AddPartitionsToTxn(ctx, now, "tx-1", pid, ep, []TopicPartition{{"out", 0}}); err != nil {
 		t.Fatal(err)
 	}
-	if r := produce(t, s, "out", 0, txnOpt(ep, 3), "zombie"); r.Err != nil {
+	if r := produceTxn(t, s, "tx-1", "out", 0, txnOpt(ep, 3), "zombie"); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	s.crashForTest()
@@ -121,7 +121,7 @@ func TestTransactions(t *testing.T) {
 	if _, err := s.AddPartitionsToTxn(ctx, now, "tx-1", pid, ep, []TopicPartition{{"out", 0}}); !errors.Is(err, ErrProducerFenced) {
 		t.Fatalf("zombie AddPartitions: %v", err)
 	}
-	if r := produce(t, s, "out", 0, txnOpt(ep, 4), "zombie2"); !errors.Is(r.Err, ErrInvalidProducerEpoch) {
+	if r := produceTxn(t, s, "tx-1", "out", 0, txnOpt(ep, 4), "zombie2"); !errors.Is(r.Err, ErrInvalidProducerEpoch) {
 		t.Fatalf("zombie produce: %v", r.Err)
 	}
 }
@@ -178,10 +178,62 @@ func TestOpenBeforePublished(t *testing.T) {
 		end, lso = p.log.EndOffset(), s.LastStableOffset("t", 0)
 	}
 	defer func() { testAfterAppend = nil }()
-	if r := produce(t, s, "t", 0, batchtest.Options{ProducerID: ip.ProducerID, ProducerEpoch: ip.ProducerEpoch, Transactional: true}, "a", "b"); r.Err != nil {
+	if r := produceTxn(t, s, "tx", "t", 0, batchtest.Options{ProducerID: ip.ProducerID, ProducerEpoch: ip.ProducerEpoch, Transactional: true}, "a", "b"); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	if end != 2 || lso != 0 {
 		t.Fatalf("right after the transactional batch was published: end %d, last stable offset %d; want 2 and 0", end, lso)
+	}
+}
+
+// TestProduceTxnIDOwnsProducer: apply refuses a transactional batch whose
+// producer the command's transactional id does not own (none, or
+// another's), before its sequence is looked at, and accepts it with its
+// own; a command of an earlier version, without the id, applies as it
+// did.
+func TestProduceTxnIDOwnsProducer(t *testing.T) {
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.CreateTopic(ctx, "t", topic.NewID(), 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UnixMilli()
+	ip, err := s.InitTxnProducer(ctx, now, "victim", 60000, -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.InitTxnProducer(ctx, now, "other", 60000, -1, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddPartitionsToTxn(ctx, now, "victim", ip.ProducerID, ip.ProducerEpoch, []TopicPartition{{"t", 0}}); err != nil {
+		t.Fatal(err)
+	}
+	o := batchtest.Options{ProducerID: ip.ProducerID, ProducerEpoch: ip.ProducerEpoch, Transactional: true}
+	for _, id := range []string{"", "other", "unknown"} {
+		if r := produceTxn(t, s, id, "t", 0, o, "injected"); !errors.Is(r.Err, ErrInvalidPIDMapping) {
+			t.Errorf("transactional id %q: %v, want ErrInvalidPIDMapping", id, r.Err)
+		}
+	}
+	if r := produceTxn(t, s, "victim", "t", 0, o, "own"); r.Err != nil || r.BaseOffset != 0 {
+		t.Fatalf("own transactional id: %+v", r)
+	}
+	// A retry of that batch under another id is refused too, not answered
+	// as a duplicate with its offset.
+	if r := produceTxn(t, s, "other", "t", 0, o, "own"); !errors.Is(r.Err, ErrInvalidPIDMapping) {
+		t.Errorf("retry under another id: %+v", r)
+	}
+	// A legacy command (no transactional id) is applied as before.
+	o.BaseSequence = 1
+	data := encodeProduce(&produceCmd{Legacy: true, Now: now, Batches: []ProduceBatch{{Topic: "t", Data: batchtest.New(o, []byte("legacy"))}}})
+	f, err := s.proposeBounded(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.await(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	if res, ok := f.Response().([]ProduceResult); !ok || res[0].Err != nil || res[0].BaseOffset != 1 {
+		t.Fatalf("legacy command: %+v", f.Response())
 	}
 }

@@ -98,49 +98,79 @@ func grants(have, want Operation) bool {
 }
 
 // AuthorizeAny reports whether req may perform op on at least one
-// resource of type typ (Kafka's authorizeByResourceType, which
-// InitProducerId uses for idempotent producers): a super user may; a deny
-// of op on the wildcard resource forbids it; otherwise some allow binding
-// of that type must cover req and op without a deny covering the same
-// pattern. With no binding of that type, AllowIfNoACLFound decides.
+// resource of type typ: Kafka's Authorizer.authorizeByResourceType, which
+// InitProducerId uses for idempotent producers, step by step. First a
+// made-up literal name is authorized as any resource would be (so a super
+// user may, and with allow.everyone.if.no.acl.found so may anyone when no
+// binding covers that name). Otherwise, among the bindings of the type
+// that cover req's principal and host and op exactly or All: a deny of
+// the literal wildcard forbids it; an allow of the literal wildcard
+// allows it; and so does any other allowed pattern that no deny
+// dominates: for a literal allow, no literal deny of the same name; for
+// either, no prefixed deny of a prefix of its name.
 func (x *Index) AuthorizeAny(p *Policy, req Request, op Operation, typ ResourceType) bool {
-	if p.SuperUsers[req.Principal] {
+	if x.Authorize(p, req, op, typ, madeUpResource) {
 		return true
 	}
-	if x == nil || x.byType[typ] == 0 {
-		return p.AllowIfNoACLFound
-	}
-	var wild verdict
-	wild.scan(x.literal[resource{typ, WildcardResource}], req, op)
-	if wild.denied {
+	if x == nil {
 		return false
 	}
-	for _, b := range x.all {
-		if b.ResourceType != typ || b.Permission != PermAllow || !b.appliesTo(req) || !grants(b.Operation, op) {
+	var allowLiteral, allowPrefixed, denyLiteral, denyPrefixed map[string]bool
+	add := func(m *map[string]bool, name string) {
+		if *m == nil {
+			*m = map[string]bool{}
+		}
+		(*m)[name] = true
+	}
+	wildcardAllow := false
+	for i := range x.all {
+		b := &x.all[i]
+		if b.ResourceType != typ || !b.appliesTo(req) || b.Operation != op && b.Operation != OpAll {
 			continue
 		}
-		if b.PatternType == PatternLiteral && x.Authorize(p, req, op, typ, b.ResourceName) {
+		literal := b.PatternType == PatternLiteral
+		switch {
+		case b.Permission == PermDeny && literal && b.ResourceName == WildcardResource:
+			return false
+		case b.Permission == PermDeny && literal:
+			add(&denyLiteral, b.ResourceName)
+		case b.Permission == PermDeny:
+			add(&denyPrefixed, b.ResourceName)
+		case literal && b.ResourceName == WildcardResource:
+			wildcardAllow = true
+		case literal:
+			add(&allowLiteral, b.ResourceName)
+		default:
+			add(&allowPrefixed, b.ResourceName)
+		}
+	}
+	if wildcardAllow {
+		return true
+	}
+	dominated := func(name string) bool {
+		for n := 1; n <= len(name); n++ {
+			if denyPrefixed[name[:n]] {
+				return true
+			}
+		}
+		return false
+	}
+	for name := range allowLiteral {
+		if !denyLiteral[name] && !dominated(name) {
 			return true
 		}
-		if b.PatternType == PatternPrefixed && !x.prefixDenied(req, op, typ, b.ResourceName) {
+	}
+	for name := range allowPrefixed {
+		if !dominated(name) {
 			return true
 		}
 	}
 	return false
 }
 
-// prefixDenied reports whether a deny covers every name with prefix:
-// a prefixed deny on the prefix or on a shorter prefix of it.
-func (x *Index) prefixDenied(req Request, op Operation, typ ResourceType, prefix string) bool {
-	var s verdict
-	for _, n := range x.prefixLens[typ] {
-		if n > len(prefix) {
-			break
-		}
-		s.scan(x.prefixed[resource{typ, prefix[:n]}], req, op)
-	}
-	return s.denied
-}
+// madeUpResource is the name Kafka's authorizeByResourceType authorizes
+// first ("hardcode").
+const madeUpResource = "hardcode"
 
 // Describable lists the operations req may perform on a resource, as the
 // bitfield Kafka's "authorized operations" fields carry (bit n for

@@ -74,22 +74,41 @@ func TestAuthorize(t *testing.T) {
 func TestAuthorizeAny(t *testing.T) {
 	bob := Request{Principal: "User:bob", Host: "h"}
 	strict := &Policy{}
+	open := &Policy{AllowIfNoACLFound: true}
+	super := &Policy{SuperUsers: map[string]bool{"User:bob": true}}
 	tests := []struct {
 		name     string
 		bindings []Binding
 		want     bool
+		policy   *Policy
 	}{
-		{"none", nil, false},
-		{"a literal write", []Binding{allow(ResourceTopic, "t", PatternLiteral, "User:bob", OpWrite)}, true},
-		{"a prefixed write", []Binding{allow(ResourceTopic, "t", PatternPrefixed, "User:bob", OpWrite)}, true},
-		{"read only", []Binding{allow(ResourceTopic, "t", PatternLiteral, "User:bob", OpRead)}, false},
-		{"denied literal", []Binding{allow(ResourceTopic, "t", PatternLiteral, "User:bob", OpWrite), deny(ResourceTopic, "t", PatternLiteral, "User:bob", OpWrite)}, false},
-		{"denied wildcard", []Binding{allow(ResourceTopic, "t", PatternPrefixed, "User:bob", OpWrite), deny(ResourceTopic, "*", PatternLiteral, "User:*", OpWrite)}, false},
-		{"denied by shorter prefix", []Binding{allow(ResourceTopic, "tx", PatternPrefixed, "User:bob", OpWrite), deny(ResourceTopic, "t", PatternPrefixed, "User:bob", OpAll)}, false},
+		{"none", nil, false, nil},
+		// Kafka authorizes the made-up name "hardcode" first.
+		{"allow everyone, no ACL at all", nil, true, open},
+		{"allow everyone, another principal's ACL on another topic", []Binding{allow(ResourceTopic, "carol-only", PatternLiteral, "User:carol", OpRead)}, true, open},
+		{"allow everyone, an ACL covers every name", []Binding{allow(ResourceTopic, "*", PatternLiteral, "User:carol", OpRead)}, false, open},
+		{"allow everyone, a wildcard deny", []Binding{deny(ResourceTopic, "*", PatternLiteral, "User:bob", OpWrite)}, false, open},
+		{"super user despite a deny", []Binding{deny(ResourceTopic, "*", PatternLiteral, "User:bob", OpAll)}, true, super},
+		{"all allows write", []Binding{allow(ResourceTopic, "t", PatternLiteral, "User:bob", OpAll)}, true, nil},
+		{"wildcard allow despite literal deny", []Binding{allow(ResourceTopic, "*", PatternLiteral, "User:*", OpWrite), deny(ResourceTopic, "t", PatternLiteral, "User:bob", OpWrite)}, true, nil},
+		{"literal allow, literal deny of another name", []Binding{allow(ResourceTopic, "t", PatternLiteral, "User:bob", OpWrite), deny(ResourceTopic, "u", PatternLiteral, "User:bob", OpWrite)}, true, nil},
+		{"prefixed allow, literal deny of the same name", []Binding{allow(ResourceTopic, "t", PatternPrefixed, "User:bob", OpWrite), deny(ResourceTopic, "t", PatternLiteral, "User:bob", OpWrite)}, true, nil},
+		{"literal allow under a denied prefix", []Binding{allow(ResourceTopic, "team.x", PatternLiteral, "User:bob", OpWrite), deny(ResourceTopic, "team.", PatternPrefixed, "User:*", OpWrite)}, false, nil},
+		{"allow from another host", []Binding{{ResourceType: ResourceTopic, ResourceName: "t", PatternType: PatternLiteral, Principal: "User:bob", Host: "10.9.9.9", Operation: OpWrite, Permission: PermAllow}}, false, nil},
+		{"a literal write", []Binding{allow(ResourceTopic, "t", PatternLiteral, "User:bob", OpWrite)}, true, nil},
+		{"a prefixed write", []Binding{allow(ResourceTopic, "t", PatternPrefixed, "User:bob", OpWrite)}, true, nil},
+		{"read only", []Binding{allow(ResourceTopic, "t", PatternLiteral, "User:bob", OpRead)}, false, nil},
+		{"denied literal", []Binding{allow(ResourceTopic, "t", PatternLiteral, "User:bob", OpWrite), deny(ResourceTopic, "t", PatternLiteral, "User:bob", OpWrite)}, false, nil},
+		{"denied wildcard", []Binding{allow(ResourceTopic, "t", PatternPrefixed, "User:bob", OpWrite), deny(ResourceTopic, "*", PatternLiteral, "User:*", OpWrite)}, false, nil},
+		{"denied by shorter prefix", []Binding{allow(ResourceTopic, "tx", PatternPrefixed, "User:bob", OpWrite), deny(ResourceTopic, "t", PatternPrefixed, "User:bob", OpAll)}, false, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := NewIndex(tc.bindings).AuthorizeAny(strict, bob, OpWrite, ResourceTopic); got != tc.want {
+			p := tc.policy
+			if p == nil {
+				p = strict
+			}
+			if got := NewIndex(tc.bindings).AuthorizeAny(p, bob, OpWrite, ResourceTopic); got != tc.want {
 				t.Fatalf("AuthorizeAny = %v, want %v", got, tc.want)
 			}
 		})

@@ -1,5 +1,7 @@
 package acl
 
+import "strings"
+
 // ResourceType is Kafka's resource type, with its wire number.
 type ResourceType int8
 
@@ -96,13 +98,14 @@ type Filter struct {
 // Key is a binding's identity: two bindings with the same key are the
 // same ACL (creating it again changes nothing).
 func (b Binding) Key() string {
-	buf := make([]byte, 0, 16+len(b.ResourceName)+len(b.Principal)+len(b.Host))
-	buf = append(buf, byte(b.ResourceType), byte(b.PatternType), byte(b.Operation), byte(b.Permission))
-	for _, s := range []string{b.ResourceName, b.Principal, b.Host} {
-		buf = append(buf, byte(len(s)>>24), byte(len(s)>>16), byte(len(s)>>8), byte(len(s)))
-		buf = append(buf, s...)
+	var k strings.Builder
+	k.Grow(16 + len(b.ResourceName) + len(b.Principal) + len(b.Host))
+	k.Write([]byte{byte(b.ResourceType), byte(b.PatternType), byte(b.Operation), byte(b.Permission)})
+	for _, s := range [...]string{b.ResourceName, b.Principal, b.Host} {
+		k.Write([]byte{byte(len(s) >> 24), byte(len(s) >> 16), byte(len(s) >> 8), byte(len(s))})
+		k.WriteString(s)
 	}
-	return string(buf)
+	return k.String()
 }
 
 var resourceNames = map[ResourceType]string{

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Bounds on bindings, checked when a binding is created (and again where
@@ -16,13 +17,30 @@ const (
 	// MaxPerCommand bounds the bindings one create, or the filters one
 	// delete, carries.
 	MaxPerCommand = 1000
+	// MaxCommandBytes bounds one create or delete as raft carries it
+	// (encoded): 1,000 bindings of 16 KiB fields would otherwise make a
+	// 48 MiB raft entry.
+	MaxCommandBytes = 1 << 20
+	// MaxStateBytes bounds the bindings a cluster holds by their Size
+	// summed.
+	MaxStateBytes = 64 << 20
 )
+
+// Size is what a binding counts against MaxStateBytes: its strings and
+// its four small fields.
+func (b Binding) Size() int {
+	return len(b.ResourceName) + len(b.Principal) + len(b.Host) + 4
+}
 
 // ErrInvalid is a binding or filter that Kafka refuses (INVALID_REQUEST).
 var ErrInvalid = errors.New("invalid ACL")
 
 // ErrTooMany is a create that would hold more than MaxBindings.
 var ErrTooMany = errors.New("too many ACLs")
+
+// ErrTooLarge is a command over MaxCommandBytes, or a create that would
+// hold more than MaxStateBytes.
+var ErrTooLarge = errors.New("ACLs too large")
 
 // Validate checks a binding to be created, as Kafka's controller does:
 // concrete resource type, pattern, operation and permission; a principal
@@ -59,6 +77,11 @@ func (b Binding) Validate() error {
 		if len(f) > MaxFieldBytes {
 			return fmt.Errorf("%w: a field of %d bytes (at most %d)", ErrInvalid, len(f), MaxFieldBytes)
 		}
+		// JSON (the raft command, the state DB) would silently replace
+		// the invalid bytes: the binding kept would not be the one made.
+		if !utf8.ValidString(f) {
+			return fmt.Errorf("%w: %q is not valid UTF-8", ErrInvalid, f)
+		}
 	}
 	return nil
 }
@@ -81,6 +104,9 @@ func (f Filter) Validate() error {
 	for _, s := range []*string{f.ResourceName, f.Principal, f.Host} {
 		if s != nil && len(*s) > MaxFieldBytes {
 			return fmt.Errorf("%w: a filter field of %d bytes (at most %d)", ErrInvalid, len(*s), MaxFieldBytes)
+		}
+		if s != nil && !utf8.ValidString(*s) {
+			return fmt.Errorf("%w: filter field %q is not valid UTF-8", ErrInvalid, *s)
 		}
 	}
 	return nil
