@@ -590,7 +590,6 @@ func TestACLsReplicated(t *testing.T) {
 	})
 	ctx := testCtx(t, 60*time.Second)
 	cl := newKgo(t, nodes[0].KafkaAddr())
-	adm := kadm.NewClient(cl)
 	var leader int32 = -1
 	for leader < 0 {
 		for i, n := range nodes {
@@ -603,8 +602,15 @@ func TestACLsReplicated(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if _, err := adm.BrokerMetadata(ctx); err != nil { // kgo learns every broker
-		t.Fatal(err)
+	// kgo learns every broker from Metadata, once the node it asks has
+	// applied all three registrations (kadm's BrokerMetadata answers from
+	// the client's cache).
+	for len(cl.DiscoveredBrokers()) < 3 {
+		if ctx.Err() != nil {
+			t.Fatalf("the client knows %d brokers", len(cl.DiscoveredBrokers()))
+		}
+		cl.ForceMetadataRefresh()
+		time.Sleep(50 * time.Millisecond)
 	}
 	create := kmsg.NewPtrCreateACLsRequest()
 	c := kmsg.NewCreateACLsRequestCreation()
