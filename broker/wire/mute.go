@@ -31,15 +31,23 @@ func (m *muteClock) extend(t int64) {
 // learns of its throttle only by the delay). A handler calls it before it
 // returns; it is a no-op outside a connection.
 func (r *Request) Throttle(d time.Duration, delayResponse bool) {
-	if d <= 0 || r.mute == nil {
+	if d <= 0 {
+		return
+	}
+	r.throttled, r.delayed = max(r.throttled, d), r.delayed || delayResponse
+	if r.mute == nil {
 		return
 	}
 	until := time.Now().Add(d).UnixNano()
 	r.mute.extend(until)
 	if delayResponse {
-		r.delayUntil = until
+		r.delayUntil = max(r.delayUntil, until)
 	}
 }
+
+// Throttled is the longest throttle Throttle gave the request, and whether
+// its response is delayed.
+func (r *Request) Throttled() (d time.Duration, delayed bool) { return r.throttled, r.delayed }
 
 // waitMuted waits out the connection's mute before the next frame is
 // read; Shutdown or a close ends the wait.
