@@ -13,7 +13,7 @@ import (
 // an attacker has filled the rate table with live junk client ids, a
 // client id whose rate shard is full must still be throttled (it shares
 // its level's overflow rate).
-func TestAttackFullRateTableEvadesQuota(t *testing.T) {
+func TestFullRateTableStillThrottles(t *testing.T) {
 	const limit = 1000 // 1 KB/s
 	idx := quota.NewIndex(map[quota.Entity]quota.Values{{ClientID: quota.Default}: {quota.ProducerByteRate: limit}})
 	m := New(DefaultWindow, func() *quota.Index { return idx })
@@ -54,7 +54,7 @@ func TestAttackFullRateTableEvadesQuota(t *testing.T) {
 }
 
 // Control: the same traffic without the junk is throttled at once.
-func TestAttackControlThrottled(t *testing.T) {
+func TestFreshClientThrottled(t *testing.T) {
 	idx := quota.NewIndex(map[quota.Entity]quota.Values{{ClientID: quota.Default}: {quota.ProducerByteRate: 1000}})
 	m := New(DefaultWindow, func() *quota.Index { return idx })
 	var throttled time.Duration
@@ -71,7 +71,7 @@ func TestAttackControlThrottled(t *testing.T) {
 // table with long client ids. The table must not keep those ids, and a
 // request from a client id not yet cached must not run a full Sweep under
 // every shard's write lock.
-func TestAttackPinnedClientsAndSweepPerRequest(t *testing.T) {
+func TestFullClientTableCheapAndSmall(t *testing.T) {
 	idx := quota.NewIndex(map[quota.Entity]quota.Values{{User: quota.Named("mallory")}: {quota.ConsumerByteRate: 1 << 20}})
 	m := New(DefaultWindow, func() *quota.Index { return idx })
 	var before, after runtime.MemStats
@@ -118,7 +118,7 @@ func TestAttackPinnedClientsAndSweepPerRequest(t *testing.T) {
 // that still references it (because another of its rates is live). The
 // next client of the same entity gets a fresh rate: the entity must not
 // end up with two rates (its quota doubled).
-func TestAttackOrphanedRateSplitsEntity(t *testing.T) {
+func TestSweptRateDoesNotSplitEntity(t *testing.T) {
 	const limit = 1000
 	idx := quota.NewIndex(map[quota.Entity]quota.Values{{User: quota.Named("alice")}: {quota.ProducerByteRate: limit, quota.ConsumerByteRate: limit}})
 	m := New(DefaultWindow, func() *quota.Index { return idx })
@@ -138,7 +138,7 @@ func TestAttackOrphanedRateSplitsEntity(t *testing.T) {
 
 // Kafka bounds a request_percentage throttle to quota.window.size.seconds
 // (ClientRequestQuotaManager.maxThrottleTimeMs).
-func TestRequestPercentageThrottleUnbounded(t *testing.T) {
+func TestRequestPercentageThrottleCapped(t *testing.T) {
 	idx := quota.NewIndex(map[quota.Entity]quota.Values{{User: quota.Default}: {quota.RequestPercentage: 1}})
 	m := New(DefaultWindow, func() *quota.Index { return idx })
 	// One request whose handler took 1 s of wall time (e.g. waited for a
