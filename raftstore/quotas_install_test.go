@@ -22,13 +22,7 @@ func TestQuotasInstallRoundTrip(t *testing.T) {
 	if _, err := d.AlterQuotas(ctx, []quota.Alteration{userQuota("stale", setOp("producer_byte_rate", 1))}); err != nil {
 		t.Fatal(err)
 	}
-	cf := d.raft.GetConfiguration()
-	if err := cf.Error(); err != nil {
-		t.Fatal(err)
-	}
-	term := d.raft.CurrentTerm()
-	d.crashForTest()
-	receive(t, dst, stream, index+5, term, cf.Configuration())
+	crashAndReceive(t, d, dst, stream, index)
 	d = openTestStore(t, dst)
 	defer d.Close()
 	x := d.Quotas()

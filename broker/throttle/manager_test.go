@@ -152,15 +152,7 @@ func TestRequestPercentageThrottleCapped(t *testing.T) {
 func BenchmarkRecordNoQuotaOnKey(b *testing.B) {
 	// Some unrelated quota exists (so enforceQuotas does not return at
 	// Len()==0): cost of a Produce from a client with no quota.
-	idx := quota.NewIndex(map[quota.Entity]quota.Values{{User: quota.Named("someone-else")}: {quota.ProducerByteRate: 1e6}})
-	m := New(DefaultWindow, func() *quota.Index { return idx })
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		now := time.Now()
-		for pb.Next() {
-			m.Record(quota.ProducerByteRate, "ANONYMOUS", "bench", 1000, now)
-		}
-	})
+	benchRecord(b, quota.NewIndex(map[quota.Entity]quota.Values{{User: quota.Named("someone-else")}: {quota.ProducerByteRate: 1e6}}))
 }
 
 // A byte-rate throttle is capped at the window span, however large the

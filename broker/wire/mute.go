@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -73,19 +74,30 @@ func (c *conn) awaitSettled() error {
 // waitMuted waits out the connection's mute before the next frame is
 // read; Shutdown or a close ends the wait.
 func (c *conn) waitMuted() error {
-	d := time.Until(time.Unix(0, c.mute.until.Load()))
+	switch err := c.sleepUntil(c.mute.until.Load()); {
+	case err == nil, errors.Is(err, errStopped):
+		return err
+	default:
+		return fmt.Errorf("muted for a quota: %w", err)
+	}
+}
+
+// sleepUntil waits until t (unix ns). Shutdown ends it early with
+// errStopped, a close with the connection context's error.
+func (c *conn) sleepUntil(t int64) error {
+	d := time.Until(time.Unix(0, t))
 	if d <= 0 {
 		return nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
 	select {
-	case <-t.C:
+	case <-timer.C:
 		return nil
 	case <-c.stopCh:
 		return errStopped
 	case <-c.ctx.Done():
-		return fmt.Errorf("muted for a quota: %w", c.ctx.Err())
+		return c.ctx.Err()
 	}
 }
 
@@ -103,14 +115,6 @@ func responseDelay(s *slot) int64 {
 // the response goes out and the connection drains. It returns false if
 // the connection closed meanwhile.
 func (c *conn) holdResponse(until int64) bool {
-	t := time.NewTimer(time.Until(time.Unix(0, until)))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-c.stopCh:
-		return true
-	case <-c.ctx.Done():
-		return false
-	}
+	err := c.sleepUntil(until)
+	return err == nil || errors.Is(err, errStopped)
 }
