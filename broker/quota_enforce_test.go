@@ -198,3 +198,20 @@ func TestQuotaRequestPercentage(t *testing.T) {
 		t.Errorf("throttle_time_ms %d, want %d", got, throttleMillis(d))
 	}
 }
+
+// The no-quota path of a Produce and of a Fetch's quota hooks: no
+// allocation.
+func BenchmarkEnforceQuotasNone(b *testing.B) {
+	br := newTestBroker(b, nil)
+	client := "c"
+	r := kmsg.NewPtrProduceRequest()
+	req := &wire.Request{Header: wire.RequestHeader{APIKey: r.Key(), APIVersion: 9, ClientID: &client}, Msg: r, Principal: wire.AnonymousPrincipal, Size: 1000}
+	resp := r.ResponseKind()
+	fr := kmsg.NewPtrFetchRequest()
+	b.ReportAllocs()
+	for b.Loop() {
+		br.enforceQuotas(req, resp, time.Now())
+		br.capFetchBytes(req, fr)
+		_ = br.throttleFetch(req, nil, nil, nil)
+	}
+}
