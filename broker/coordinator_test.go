@@ -17,7 +17,7 @@ import (
 
 // newTestBroker opens a one-node store in a temporary directory and a
 // Broker over it, and waits until the group coordinator is active.
-func newTestBroker(t *testing.T, tweak func(*Config)) *Broker {
+func newTestBroker(t testing.TB, tweak func(*Config)) *Broker {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s, err := raftstore.Open(raftstore.Config{

@@ -25,6 +25,7 @@ const maxFetchWait = 30 * time.Second
 // MaxWaitMillis. Fetch sessions (KIP-227) decide which partitions are read
 // and which are answered (see package fetchsession).
 func (b *Broker) fetch(ctx context.Context, req *wire.Request, r *kmsg.FetchRequest, a *authCtx) kmsg.Response {
+	b.capFetchBytes(req, r)
 	fc := b.sessions.NewContext(sessionRequest(r), time.Now())
 	if code := fc.Err(); code != 0 {
 		resp := kmsg.NewPtrFetchResponse()
@@ -47,6 +48,9 @@ func (b *Broker) fetch(ctx context.Context, req *wire.Request, r *kmsg.FetchRequ
 	// stay in the segment files and go out with sendfile.
 	bufs := &fetchBufs{sendFiles: req != nil && req.SendsFiles()}
 	answer := func(read []kmsg.FetchResponseTopicPartition) kmsg.Response {
+		if resp := b.throttleFetch(req, fc, read, bufs); resp != nil {
+			return resp
+		}
 		resp, files := b.fetchResponse(r, fc, parts, read, bufs)
 		if req != nil {
 			req.SetFetchFiles(files)

@@ -100,6 +100,7 @@ func (b *Broker) alterClientQuotas(ctx context.Context, r *kmsg.AlterClientQuota
 		}
 	}
 	current := b.store.Quotas()
+	held := current.Len() // entities after the alterations so far
 	var alts []quota.Alteration
 	var altOf []int // request entry of each alteration
 	errs := make([]error, len(r.Entries))
@@ -123,10 +124,18 @@ func (b *Broker) alterClientQuotas(ctx context.Context, r *kmsg.AlterClientQuota
 		for j, op := range e.Ops {
 			a.Ops[j] = quota.Op{Key: op.Key, Value: op.Value, Remove: op.Remove}
 		}
-		cur, _ := current.Get(ent)
-		if _, err := a.Apply(cur); err != nil {
+		cur, had := current.Get(ent)
+		next, err := a.Apply(cur)
+		if err != nil {
 			errs[i] = err
 			continue
+		}
+		if r.ValidateOnly {
+			// What the commit would refuse, validate_only refuses too.
+			if held, err = countEntities(held, had, next); err != nil {
+				errs[i] = err
+				continue
+			}
 		}
 		alts = append(alts, a)
 		altOf = append(altOf, i)
@@ -150,4 +159,19 @@ func (b *Broker) alterClientQuotas(ctx context.Context, r *kmsg.AlterClientQuota
 		}
 	}
 	return resp
+}
+
+// countEntities is held after an alteration leaves an entity with next
+// (had: it holds quotas now); ErrTooMany past quota.MaxEntities, as the
+// commit would answer.
+func countEntities(held int, had bool, next quota.Values) (int, error) {
+	switch {
+	case had && next.Empty():
+		return held - 1, nil
+	case had || next.Empty():
+		return held, nil
+	case held >= quota.MaxEntities:
+		return held, fmt.Errorf("%w: the cluster holds %d quota entities", quota.ErrTooMany, quota.MaxEntities)
+	}
+	return held + 1, nil
 }

@@ -108,12 +108,20 @@ func TestClientQuotaThrottlesProducer(t *testing.T) {
 		t.Fatal(err)
 	}
 	n2 := startNode(t, func(c *node.Config) { c.DataDir = cfg.DataDir })
-	desc, err = newAdmin(t, n2.KafkaAddr()).DescribeClientQuotas(ctx, true, nil)
+	// Strict: the client-id entity matches a filter on its client id
+	// alone, and not one that also asks for a user.
+	exact := []kadm.DescribeClientQuotaComponent{{Type: "client-id", MatchName: &client, MatchType: 0}}
+	desc, err = newAdmin(t, n2.KafkaAddr()).DescribeClientQuotas(ctx, true, exact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withUser := append([]kadm.DescribeClientQuotaComponent{{Type: "user", MatchType: 2}}, exact...)
+	none, err := newAdmin(t, n2.KafkaAddr()).DescribeClientQuotas(ctx, true, withUser)
 	if err != nil {
 		t.Fatal(err)
 	}
 	all, err := newAdmin(t, n2.KafkaAddr()).DescribeClientQuotas(ctx, false, nil)
-	if err != nil || len(desc) != 0 || len(all) != 1 || all[0].Values[0].Value != quotaRate {
-		t.Fatalf("after restart: %v strict %+v, all %+v", err, desc, all)
+	if err != nil || len(desc) != 1 || desc[0].Values[0].Value != quotaRate || len(none) != 0 || len(all) != 1 || all[0].Values[0].Value != quotaRate {
+		t.Fatalf("after restart: %v strict %+v, strict with a user %+v, all %+v", err, desc, none, all)
 	}
 }

@@ -309,6 +309,19 @@ func mustFileSnaps(t *testing.T, dataDir string) *raft.FileSnapshotStore {
 	return fs
 }
 
+// crashAndReceive crashes d and has its data directory dst receive stream
+// as a snapshot a few entries past index, as a lagging node would.
+func crashAndReceive(t *testing.T, d *Store, dst string, stream []byte, index uint64) {
+	t.Helper()
+	cf := d.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		t.Fatal(err)
+	}
+	term := d.raft.CurrentTerm()
+	d.crashForTest()
+	receive(t, dst, stream, index+5, term, cf.Configuration())
+}
+
 // receive writes stream into dataDir's snapshot store as raft does for an
 // InstallSnapshot, without restoring it.
 func receive(t *testing.T, dataDir string, stream []byte, index, term uint64, cfg raft.Configuration) {
@@ -355,13 +368,7 @@ func TestInstallAfterCrash(t *testing.T) {
 				t.Fatal(err)
 			}
 			produce(t, d, "old", 0, batchtest.NoProducer, "stale")
-			cf := d.raft.GetConfiguration()
-			if err := cf.Error(); err != nil {
-				t.Fatal(err)
-			}
-			term := d.raft.CurrentTerm()
-			d.crashForTest()
-			receive(t, dst, stream, index+5, term, cf.Configuration())
+			crashAndReceive(t, d, dst, stream, index)
 			if phase != "received" {
 				// The install began: the marker says how far it got.
 				raw, err := readSnapManifest(bytesReader(stream))

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"strconv"
 	"testing"
 	"time"
@@ -148,15 +150,29 @@ func FuzzQuotaCommand(f *testing.F) {
 	f.Add(good, []byte(`{"alterations":[{"entity":{"user":{"k":1},"client_id":{"k":2,"n":"c"}},"ops":[{"key":"request_percentage","value":0.5}]}]}`))
 	f.Add([]byte(`{"alterations":[{"entity":{"user":{"k":9,"n":"x"}},"ops":[{"key":"producer_byte_rate","value":-3}]}]}`), []byte(`{}`))
 	f.Add([]byte(`{"alterations":[{"entity":{"user":{"k":2,"n":"a"}},"ops":[{"key":"producer_byte_rate","remove":true}]}]}`), []byte(`null`))
+	// The table starts two entities short of its bound, so that a command
+	// can reach it (one command holds at most MaxPerCommand alterations).
+	prefill := map[quota.Entity]quota.Values{}
+	for i := range quota.MaxEntities - 2 {
+		prefill[quota.Entity{User: quota.Named(fmt.Sprintf("pre-%d", i))}] = quota.Values{quota.ProducerByteRate: 1}
+	}
+	f.Add([]byte(`{"alterations":[{"entity":{"user":{"k":2,"n":"n1"}},"ops":[{"key":"producer_byte_rate","value":1}]},{"entity":{"user":{"k":2,"n":"n2"}},"ops":[{"key":"producer_byte_rate","value":1}]},{"entity":{"user":{"k":2,"n":"n3"}},"ops":[{"key":"producer_byte_rate","value":1}]}]}`), []byte(`{}`))
 	f.Fuzz(func(t *testing.T, d1, d2 []byte) {
 		fs := &fsm{logger: testLogger()}
 		fs.dirty.reset()
+		fs.quotas.byEntity = maps.Clone(prefill)
+		fs.quotas.index.Store(quota.NewIndex(fs.quotas.byEntity))
 		for i, d := range [][]byte{d1, d2} {
 			fs.applyCommand(&raft.Log{Index: uint64(i + 1), Type: raft.LogCommand, Data: append([]byte{byte(cmdAlterQuotas)}, d...)})
 		}
 		x := fs.quotas.index.Load()
-		if x.Len() > quota.MaxEntities || x.Len() != len(fs.quotas.byEntity) {
-			t.Fatalf("index of %d, table of %d", x.Len(), len(fs.quotas.byEntity))
+		if n := len(fs.quotas.byEntity); n > quota.MaxEntities || x.Len() != n {
+			t.Fatalf("index of %d, table of %d (bound %d)", x.Len(), n, quota.MaxEntities)
+		}
+		for e, v := range fs.quotas.byEntity {
+			if got, ok := x.Get(e); !ok || got != v {
+				t.Fatalf("index holds %v for %s, table %v", got, e, v)
+			}
 		}
 		m := manifest{Quotas: x.All()}
 		if err := m.validateQuotas(); err != nil {

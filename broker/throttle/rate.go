@@ -2,6 +2,7 @@ package throttle
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,7 +40,10 @@ type Rate struct {
 	mu    sync.Mutex
 	epoch [MaxSamples]int64 // the window index each bucket holds
 	sum   [MaxSamples]float64
-	last  int64 // unix ns of the last record, for expiry
+	last  int64 // unix ns of the last record (or of creation), for expiry
+	// retired: Sweep dropped the rate from its table; what is recorded
+	// in it now would split its entity (Manager.Record resolves again).
+	retired atomic.Bool
 }
 
 // NewRate returns an empty rate over w.
@@ -54,18 +58,28 @@ func NewRate(w Window) *Rate {
 // Record adds v at now and returns the rate (per second) and the span it
 // is measured over.
 func (r *Rate) Record(now time.Time, v float64) (rate float64, span time.Duration) {
+	rate, span, _ = r.record(now, v)
+	return rate, span
+}
+
+// record is Record, refused (ok false) once the rate is retired.
+func (r *Rate) record(now time.Time, v float64) (rate float64, span time.Duration, ok bool) {
 	ns := now.UnixNano()
 	size := int64(r.w.Size)
 	e := ns / size
 	i := int(e % int64(r.w.Samples))
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.retired.Load() {
+		return 0, 0, false
+	}
 	if r.epoch[i] != e {
 		r.epoch[i], r.sum[i] = e, 0
 	}
 	r.sum[i] += v
-	r.last = ns
-	return r.measureLocked(ns, e)
+	r.last = max(r.last, ns)
+	rate, span = r.measureLocked(ns, e)
+	return rate, span, true
 }
 
 // Measure returns the rate at now without recording.
@@ -97,16 +111,22 @@ func (r *Rate) measureLocked(ns, e int64) (float64, time.Duration) {
 	return total / (float64(span) / float64(time.Second)), time.Duration(span)
 }
 
-// idleSince reports whether nothing was recorded after t.
-func (r *Rate) idleSince(t int64) bool {
+// retireIfIdle retires the rate if nothing was recorded after t, and
+// reports whether it did.
+func (r *Rate) retireIfIdle(t int64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.last < t
+	if r.last >= t {
+		return false
+	}
+	r.retired.Store(true)
+	return true
 }
 
 // ThrottleTime is Kafka's QuotaUtils.throttleTime: the time for a rate
 // over its limit to come back to it if nothing more is recorded,
 // (rate - limit) / limit * span. Zero when the rate is within the limit.
+// Manager.Record caps it further (MaxThrottle).
 func ThrottleTime(rate, limit float64, span time.Duration) time.Duration {
 	if limit <= 0 || rate <= limit {
 		return 0
@@ -118,6 +138,5 @@ func ThrottleTime(rate, limit float64, span time.Duration) time.Duration {
 	return time.Duration(d)
 }
 
-// maxThrottle keeps a throttle within int32 milliseconds (the wire field);
-// Kafka bounds client quota throttles no further.
+// maxThrottle keeps a throttle within int32 milliseconds (the wire field).
 const maxThrottle = time.Duration(1<<31-1) * time.Millisecond

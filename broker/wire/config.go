@@ -108,6 +108,12 @@ type Config struct {
 	// AuthTimeout closes a SASL connection that has not authenticated
 	// this long after it was accepted (TLS handshake included).
 	AuthTimeout time.Duration
+	// Throttling reports whether a request may be throttled (client quotas
+	// exist). While it does, a connection reads its next request only once
+	// the handler of the last one has returned and the mute it may have
+	// set has passed, as Kafka reads one request per connection at a time:
+	// pipelined frames wait in the socket, holding no budget. nil: never.
+	Throttling func() bool
 	// Logger receives the package's logs; nil means slog.Default().
 	Logger *slog.Logger
 }

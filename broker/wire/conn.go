@@ -59,6 +59,9 @@ type conn struct {
 	// lastOrder is the order channel of the last request read (reader
 	// only); the next request waits on it in Request.InOrder.
 	lastOrder <-chan struct{}
+	// lastDone is the done channel of the last request's slot (reader
+	// only): closed once its handler returned (awaitSettled).
+	lastDone <-chan struct{}
 	// stopped is set once a request closes the connection in order
 	// (Request.StopOrder): later requests' InOrder sections do not run.
 	stopped atomic.Bool

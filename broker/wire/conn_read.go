@@ -20,6 +20,9 @@ func (c *conn) readLoop() error {
 		case <-c.ctx.Done():
 			return fmt.Errorf("waiting to read: %w", c.ctx.Err())
 		}
+		if err := c.awaitSettled(); err != nil {
+			return err
+		}
 		if err := c.awaitFrame(); err != nil {
 			return err
 		}

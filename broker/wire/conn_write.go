@@ -55,9 +55,19 @@ func (c *conn) writeLoop() {
 			}
 			return
 		}
-		if !c.awaitSlot(s, &w) || !c.delayResponse(s, &w) {
+		if !c.awaitSlot(s, &w) {
 			s.unref()
 			return
+		}
+		// A delayed response goes out alone after its delay: what is
+		// before it is written now.
+		hold := responseDelay(s)
+		if hold != 0 {
+			if err := w.flush(); err != nil {
+				s.unref()
+				c.writeFailed(err)
+				return
+			}
 		}
 		err := s.err
 		if s.rawToken {
@@ -74,6 +84,9 @@ func (c *conn) writeLoop() {
 			}
 		}
 		s.unref()
+		if hold != 0 && err == nil && !c.holdResponse(hold) {
+			return
+		}
 		<-c.tokens
 		if err != nil {
 			if errors.Is(err, ErrCloseInOrder) {

@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -37,6 +38,9 @@ type Request struct {
 	// response back (Throttle, mute.go).
 	mute       *muteClock
 	delayUntil int64
+	// throttled and delayed are what Throttle was given (Throttled).
+	throttled time.Duration
+	delayed   bool
 }
 
 // AfterWrite asks for fn to run once the bytes the response to r

@@ -79,6 +79,7 @@ func (c *conn) dispatch(frame []byte, tk ticket) error {
 	req := &Request{Header: hdr, Msg: msg, RemoteAddr: c.remote, Listener: c.listener.Name, Principal: c.principal, Size: len(frame), order: newOrder(c.lastOrder, &c.stopped), sendFiles: c.rawConn != nil, mute: &c.mute}
 	c.lastOrder = req.order.done
 	s := newSlot(hdr, req, tk, dtk)
+	c.lastDone = s.done
 	handed = true
 	c.queue <- s // never blocks: the reader holds a token for it
 	go c.handle(s)

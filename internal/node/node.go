@@ -224,6 +224,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	var b *broker.Broker
 	handler := instrument(func(ctx context.Context, r *wire.Request) (kmsgResponse, error) { return b.Handle(ctx, r) },
 		n.metrics, cfg.Logger.With("component", "requests"), newLogLimiter(10*time.Second, 5))
+	// With client quotas set, a connection reads one request at a time,
+	// so that a throttle holds back what was pipelined behind it.
+	wcfg.Throttling = func() bool { return b.QuotaEntities() > 0 }
 	n.kafka = wire.NewServer(wcfg, func(key int16) (int16, int16, bool) { return b.Versions(key) }, handler)
 	if err := n.kafka.Listen(); err != nil {
 		return nil, fmt.Errorf("kafka listeners: %w", err)

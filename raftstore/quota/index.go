@@ -3,6 +3,7 @@ package quota
 import (
 	"cmp"
 	"slices"
+	"sync/atomic"
 )
 
 // Entry is one entity with its quotas.
@@ -17,11 +18,16 @@ type Index struct {
 	m   map[Entity]Values
 	all []Entry // sorted (compareEntity)
 	has [NumKeys]bool
+	gen uint64
 }
+
+// generations numbers the indexes made, so that a cache can tell a newer
+// index from the one it resolved against without keeping that one alive.
+var generations atomic.Uint64
 
 // NewIndex indexes entries; an entry without values is left out.
 func NewIndex(entries map[Entity]Values) *Index {
-	x := &Index{m: make(map[Entity]Values, len(entries))}
+	x := &Index{m: make(map[Entity]Values, len(entries)), gen: generations.Add(1)}
 	for e, v := range entries {
 		if v.Empty() {
 			continue
@@ -49,6 +55,15 @@ func (x *Index) Len() int {
 		return 0
 	}
 	return len(x.all)
+}
+
+// Gen is the index's generation: distinct for every index made in this
+// process, and 0 for a nil index.
+func (x *Index) Gen() uint64 {
+	if x == nil {
+		return 0
+	}
+	return x.gen
 }
 
 // Has reports whether any entity sets k: when none does, no client is
@@ -79,6 +94,9 @@ type Match struct {
 	Limit    float64
 	User     string
 	ClientID string
+	// Level is the precedence level (0-7, see Resolve) of the entity that
+	// set the limit.
+	Level uint8
 }
 
 // Resolve finds the quota on k for a client with user name user (the
@@ -115,12 +133,12 @@ func (x *Index) Resolve(k Key, user, clientID string) (m Match, ok bool) {
 		{Entity{ClientID: c}, false, true},
 		{Entity{ClientID: Default}, false, true},
 	}
-	for _, l := range levels {
+	for i, l := range levels {
 		v, found := x.m[l.e]
 		if !found || v[k] == 0 {
 			continue
 		}
-		m.Limit = v[k]
+		m.Limit, m.Level = v[k], uint8(i)
 		if l.tagU {
 			m.User = user
 		}
@@ -131,3 +149,6 @@ func (x *Index) Resolve(k Key, user, clientID string) (m Match, ok bool) {
 	}
 	return m, false
 }
+
+// Levels is the number of precedence levels Resolve tries (Match.Level).
+const Levels = 8

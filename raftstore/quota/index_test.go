@@ -55,20 +55,29 @@ func TestResolveCases(t *testing.T) {
 		ok           bool
 		want         Match
 	}{
-		{"user quota", ProducerByteRate, "alice", "app", true, Match{100, "alice", ""}},
-		{"per key: consumer falls to client id", ConsumerByteRate, "alice", "app", true, Match{50, "", "app"}},
-		{"user+client exact", ConsumerByteRate, "bob", "app", true, Match{10, "bob", "app"}},
+		{"user quota", ProducerByteRate, "alice", "app", true, Match{100, "alice", "", 2}},
+		{"per key: consumer falls to client id", ConsumerByteRate, "alice", "app", true, Match{50, "", "app", 6}},
+		{"user+client exact", ConsumerByteRate, "bob", "app", true, Match{10, "bob", "app", 0}},
 		{"bob other client: client level", ConsumerByteRate, "bob", "other", false, Match{}},
-		{"default user request quota", RequestPercentage, "ANONYMOUS", "x", true, Match{25, "ANONYMOUS", ""}},
-		{"user with default client", ProducerByteRate, "carol", "any", true, Match{5, "carol", "any"}},
+		{"default user request quota", RequestPercentage, "ANONYMOUS", "x", true, Match{25, "ANONYMOUS", "", 5}},
+		{"user with default client", ProducerByteRate, "carol", "any", true, Match{5, "carol", "any", 1}},
 		{"nothing", ProducerByteRate, "dave", "other", false, Match{}},
-		{"empty client id matches no named client", ProducerByteRate, "dave", "", false, Match{}},
 	}
 	for _, c := range cases {
 		got, ok := x.Resolve(c.key, c.user, c.client)
 		if ok != c.ok || got != c.want {
 			t.Errorf("%s: got %+v %v, want %+v %v", c.name, got, ok, c.want, c.ok)
 		}
+	}
+	// An empty client id is a client id like any other: the default
+	// client id's quota applies to it (Kafka sanitizes "" the same way),
+	// and it shares no rate with a named client.
+	y := NewIndex(map[Entity]Values{
+		ent(none, Default):      {ProducerByteRate: 9},
+		ent(none, Named("app")): {ProducerByteRate: 70},
+	})
+	if got, ok := y.Resolve(ProducerByteRate, "dave", ""); !ok || got != (Match{9, "", "", 7}) {
+		t.Errorf("empty client id: got %+v %v, want the default client id's quota", got, ok)
 	}
 	if n := testing.AllocsPerRun(100, func() { x.Resolve(ProducerByteRate, "alice", "app") }); n != 0 {
 		t.Errorf("Resolve allocates %v times", n)

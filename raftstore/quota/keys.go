@@ -26,6 +26,11 @@ func (k Key) String() string {
 	return fmt.Sprintf("quota-key(%d)", uint8(k))
 }
 
+// ControllerMutationRate is Kafka's KIP-599 quota on topic and partition
+// creations and deletions. brokerd does not enforce it, so it refuses to
+// set it rather than store a limit that does nothing.
+const ControllerMutationRate = "controller_mutation_rate"
+
 // ParseKey returns the key of a name.
 func ParseKey(name string) (Key, bool) {
 	for k, n := range keyNames {
@@ -94,7 +99,7 @@ type Alteration struct {
 
 // Apply validates a's operations and returns the entity's values after
 // them: Kafka's errors for an unknown key, a key twice, or a bad value.
-// Removing a key that is not set is not an error.
+// Removing a key that is not set, or an unknown key, is not an error.
 func (a *Alteration) Apply(cur Values) (Values, error) {
 	if err := a.Entity.Validate(); err != nil {
 		return cur, err
@@ -106,7 +111,14 @@ func (a *Alteration) Apply(cur Values) (Values, error) {
 	next := cur
 	for _, op := range a.Ops {
 		k, ok := ParseKey(op.Key)
-		if !ok {
+		switch {
+		case !ok && op.Remove:
+			// Kafka removes only a key the entity has: removing any
+			// other, unknown or not, changes nothing.
+			continue
+		case op.Key == ControllerMutationRate:
+			return cur, fmt.Errorf("%w: %s is not enforced by brokerd (topic and partition changes are not rate-limited), so it is not stored", ErrInvalid, ControllerMutationRate)
+		case !ok:
 			return cur, fmt.Errorf("%w: invalid configuration key %.64q", ErrInvalid, op.Key)
 		}
 		if seen[k] {
