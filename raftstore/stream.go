@@ -72,7 +72,7 @@ func (s *streamLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.
 	if err != nil || s.tls == nil {
 		return conn, err
 	}
-	tc := tls.Client(conn, s.tls.ClientTLSConfig())
+	tc := tls.Client(conn, s.tls.PeerClientTLSConfig())
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
@@ -92,7 +92,7 @@ func (s *streamLayer) Accept() (net.Conn, error) {
 	if s.tls == nil {
 		return &plainConn{Conn: c, logger: s.logger}, nil
 	}
-	return &tlsConn{Conn: tls.Server(c, s.tls.TLSConfig()), logger: s.logger}, nil
+	return &tlsConn{Conn: tls.Server(c, s.tls.PeerTLSConfig()), logger: s.logger}, nil
 }
 
 // tlsConn is an accepted TLS connection that logs a failed handshake with
