@@ -130,7 +130,7 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(forwardedHeader, strconv.Itoa(int(n.cfg.NodeID)))
-	setForwarded(req, r)
+	n.setForwarded(req, r)
 	resp, err := n.adminHTTP.Do(req)
 	if err != nil {
 		httpError(w, http.StatusBadGateway, fmt.Errorf("forward to the leader (node %d at %s): %w", id, b.Admin, err))

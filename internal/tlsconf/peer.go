@@ -161,3 +161,9 @@ func (s *Server) CheckNodeCertificate() error {
 	}
 	return nil
 }
+
+// PresentsClientCertificate reports whether ClientTLSConfig presents this
+// Server's certificate: whether it allows client authentication.
+func (s *Server) PresentsClientCertificate() bool {
+	return allowsUsage(s.cur.Load().cert.Leaf, x509.ExtKeyUsageClientAuth)
+}
