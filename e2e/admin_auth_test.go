@@ -15,6 +15,7 @@ import (
 	"github.com/brokerd/brokerd/internal/node"
 	"github.com/brokerd/brokerd/internal/tlsconf"
 	"github.com/brokerd/brokerd/internal/tlstest"
+	"github.com/brokerd/brokerd/raftstore/acl"
 	"github.com/brokerd/brokerd/topic"
 )
 
@@ -23,7 +24,9 @@ import (
 // a super user's Basic credentials works, sent to a follower (which
 // forwards it to the leader with its own certificate); without
 // credentials it is answered 401, with a user that has no ACL 403, and
-// /healthz needs nothing. The nodes are super users by their certificates.
+// /healthz needs nothing. The nodes' certificate principal, User:node, has
+// ClusterAction only (not Alter): the deploy succeeds only if the leader
+// authorizes the principal the follower forwards, not the follower's own.
 func TestSecureAdminCluster(t *testing.T) {
 	ca := tlstest.NewCA(t, t.TempDir())
 	// Every node holds a certificate for CN=node: User:node, a super
@@ -34,7 +37,7 @@ func TestSecureAdminCluster(t *testing.T) {
 		rules := `RULE:^CN=([^,]+)(,.*)?$/$1/,DEFAULT`
 		cfg.RaftTLS = &tlsconf.Config{KeystoreLocation: ks, TruststoreLocation: ca.CAFile, PrincipalRules: rules}
 		cfg.AdminTLS = &tlsconf.Config{KeystoreLocation: ks, TruststoreLocation: ca.CAFile, ClientAuth: tlsconf.ClientAuthRequested, PrincipalRules: rules}
-		cfg.Authorizer = broker.AuthorizerConfig{Enabled: true, SuperUsers: []string{"User:admin", "User:node"}}
+		cfg.Authorizer = broker.AuthorizerConfig{Enabled: true, SuperUsers: []string{"User:admin"}}
 		cfg.SASLBootstrapUsers = []node.BootstrapUser{
 			{Name: "admin", Mechanism: "SCRAM-SHA-256", Password: "admin-secret"},
 			{Name: "bob", Mechanism: "SCRAM-SHA-512", Password: "bob-secret"},
@@ -54,6 +57,11 @@ func TestSecureAdminCluster(t *testing.T) {
 			follower = n
 			break
 		}
+	}
+	// The nodes' principal: ClusterAction on the cluster, nothing else.
+	if errs, err := leader.Store().CreateACLs(context.Background(), []acl.Binding{{ResourceType: acl.ResourceCluster, ResourceName: acl.ClusterName,
+		PatternType: acl.PatternLiteral, Principal: "User:node", Host: "*", Operation: acl.OpClusterAction, Permission: acl.PermAllow}}); err != nil || errs[0] != nil {
+		t.Fatalf("create the nodes' ACL: %v %v", err, errs)
 	}
 	// Created in the store: the Kafka listener's User:ANONYMOUS may not.
 	if err := leader.Store().CreateTopic(context.Background(), "prices", topic.NewID(), 1, nil); err != nil {
