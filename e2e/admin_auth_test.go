@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"github.com/brokerd/brokerd/internal/node"
 	"github.com/brokerd/brokerd/internal/tlsconf"
 	"github.com/brokerd/brokerd/internal/tlstest"
+	"github.com/brokerd/brokerd/raftstore"
 	"github.com/brokerd/brokerd/raftstore/acl"
 	"github.com/brokerd/brokerd/topic"
 )
@@ -121,8 +124,45 @@ func TestSecureAdminCluster(t *testing.T) {
 	if _, err := processors.NewWithHTTP(base, cc).Status(ctx, "double"); err != nil {
 		t.Fatalf("get as the admin certificate: %v", err)
 	}
+	registrationBound(t, ca, leader, follower)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		t.Fatal("timed out")
+	}
+}
+
+// registrationBound: a follower's registration records its certificate's
+// principal, and another principal with ClusterAction cannot rewrite it.
+func registrationBound(t *testing.T, ca *tlstest.CA, leader, follower *node.Node) {
+	t.Helper()
+	id := follower.Store().NodeID()
+	var cur raftstore.BrokerInfo
+	waitUntil(t, 20*time.Second, "the follower's registration", func() bool {
+		var ok bool
+		cur, ok = leader.Store().Registered(id)
+		return ok
+	})
+	if cur.Principal != "User:node" {
+		t.Fatalf("node %d registered by %q, want User:node", id, cur.Principal)
+	}
+	if errs, err := leader.Store().CreateACLs(context.Background(), []acl.Binding{{ResourceType: acl.ResourceCluster, ResourceName: acl.ClusterName,
+		PatternType: acl.PatternLiteral, Principal: "User:eve", Host: "*", Operation: acl.OpClusterAction, Permission: acl.PermAllow}}); err != nil || errs[0] != nil {
+		t.Fatalf("create eve's ACL: %v %v", err, errs)
+	}
+	eve := ca.Client("eve", pkix.Name{CommonName: "eve"})
+	cl := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), Certificates: []tls.Certificate{eve.TLS}}}}
+	evil := cur
+	evil.Host, evil.Listeners = "203.0.113.9", nil
+	body, _ := json.Marshal(evil)
+	resp, err := cl.Post("https://"+leader.AdminAddr()+"/v1/cluster/brokers", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("User:eve re-registering node %d: %s, want 403", id, resp.Status)
+	}
+	if got, _ := leader.Store().Registered(id); got.Host != cur.Host {
+		t.Fatalf("node %d's host rewritten to %s", id, got.Host)
 	}
 }
 

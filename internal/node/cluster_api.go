@@ -211,6 +211,11 @@ func (n *Node) registerBroker(w http.ResponseWriter, r *http.Request, body []byt
 		httpError(w, http.StatusForbidden, fmt.Errorf("node %d is not a member of the cluster", b.NodeID))
 		return
 	}
+	if err := n.bindRegistration(r, &b); err != nil {
+		n.logger.Warn("refused a broker registration", "node_id", b.NodeID, "err", err)
+		httpError(w, http.StatusForbidden, err)
+		return
+	}
 	if err := n.store.RegisterBroker(r.Context(), b); err != nil {
 		httpError(w, statusOf(err), err)
 		return
@@ -271,6 +276,10 @@ func registered(cur, self raftstore.BrokerInfo, pass int) bool {
 	if cur.Equal(self) {
 		return true
 	}
+	if cur.Principal == "" && self.Principal != "" && pass%30 == 0 {
+		// Registered before principals were recorded: bind it.
+		return false
+	}
 	older := self
 	older.Listeners = nil
 	return cur.Equal(older) && pass%30 != 0
@@ -278,6 +287,9 @@ func registered(cur, self raftstore.BrokerInfo, pass int) bool {
 
 func (n *Node) askRegistration(ctx context.Context, self raftstore.BrokerInfo) error {
 	if n.store.IsLeader() {
+		if cur, ok := n.store.Registered(self.NodeID); ok && cur.Principal != "" && cur.Principal != self.Principal {
+			return fmt.Errorf("node %d: %w", self.NodeID, errRegisteredAs(cur.Principal))
+		}
 		return n.store.RegisterBroker(ctx, self)
 	}
 	id, ok := n.store.Leader()

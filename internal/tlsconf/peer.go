@@ -167,3 +167,9 @@ func (s *Server) CheckNodeCertificate() error {
 func (s *Server) PresentsClientCertificate() bool {
 	return allowsUsage(s.cur.Load().cert.Leaf, x509.ExtKeyUsageClientAuth)
 }
+
+// OwnPrincipal is the principal of this Server's own certificate, mapped
+// as a peer's would be.
+func (s *Server) OwnPrincipal() (string, error) {
+	return s.Principal(&tls.ConnectionState{PeerCertificates: []*x509.Certificate{s.cur.Load().cert.Leaf}})
+}
