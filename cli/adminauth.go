@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 
@@ -66,6 +67,9 @@ func adminHTTP(fs *pflag.FlagSet, tf *tlsFlags, addr string) (string, *http.Clie
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	base := addr
 	if cfg != nil {
+		if strings.HasPrefix(strings.ToLower(addr), "http://") {
+			return "", nil, fmt.Errorf("--admin %s is plaintext http, but the TLS flags ask for TLS: use https:// (or drop the TLS flags)", addr)
+		}
 		tr.TLSClientConfig = cfg
 		if !strings.Contains(addr, "://") {
 			base = "https://" + addr
@@ -73,19 +77,38 @@ func adminHTTP(fs *pflag.FlagSet, tf *tlsFlags, addr string) (string, *http.Clie
 	}
 	var rt http.RoundTripper = tr
 	if user != "" {
-		rt = basicAuth{user: user, password: password, next: tr}
+		rt = basicAuth{user: user, password: password, origin: originOf(base), next: tr}
 	}
 	return base, &http.Client{Transport: rt}, nil
 }
 
-// basicAuth sets HTTP Basic credentials on each request.
+// basicAuth sets HTTP Basic credentials on each request to origin (the
+// --admin address's scheme and host), and on no other: not on a redirect
+// to another host, nor from https down to http.
 type basicAuth struct {
 	user, password string
+	origin         string
 	next           http.RoundTripper
 }
 
 func (b basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
+	if originOf(r.URL.String()) != b.origin {
+		return b.next.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	r.SetBasicAuth(b.user, b.password)
 	return b.next.RoundTrip(r)
+}
+
+// originOf is a URL's scheme and host, lower case ("http" for an address
+// without a scheme, as the admin subcommands dial it).
+func originOf(raw string) string {
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host)
 }

@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -15,6 +17,8 @@ import (
 	"github.com/brokerd/brokerd/internal/node"
 	"github.com/brokerd/brokerd/internal/tlsconf"
 	"github.com/brokerd/brokerd/internal/tlstest"
+	"github.com/brokerd/brokerd/raftstore"
+	"github.com/brokerd/brokerd/raftstore/acl"
 	"github.com/brokerd/brokerd/topic"
 )
 
@@ -23,7 +27,9 @@ import (
 // a super user's Basic credentials works, sent to a follower (which
 // forwards it to the leader with its own certificate); without
 // credentials it is answered 401, with a user that has no ACL 403, and
-// /healthz needs nothing. The nodes are super users by their certificates.
+// /healthz needs nothing. The nodes' certificate principal, User:node, has
+// ClusterAction only (not Alter): the deploy succeeds only if the leader
+// authorizes the principal the follower forwards, not the follower's own.
 func TestSecureAdminCluster(t *testing.T) {
 	ca := tlstest.NewCA(t, t.TempDir())
 	// Every node holds a certificate for CN=node: User:node, a super
@@ -34,7 +40,7 @@ func TestSecureAdminCluster(t *testing.T) {
 		rules := `RULE:^CN=([^,]+)(,.*)?$/$1/,DEFAULT`
 		cfg.RaftTLS = &tlsconf.Config{KeystoreLocation: ks, TruststoreLocation: ca.CAFile, PrincipalRules: rules}
 		cfg.AdminTLS = &tlsconf.Config{KeystoreLocation: ks, TruststoreLocation: ca.CAFile, ClientAuth: tlsconf.ClientAuthRequested, PrincipalRules: rules}
-		cfg.Authorizer = broker.AuthorizerConfig{Enabled: true, SuperUsers: []string{"User:admin", "User:node"}}
+		cfg.Authorizer = broker.AuthorizerConfig{Enabled: true, SuperUsers: []string{"User:admin"}}
 		cfg.SASLBootstrapUsers = []node.BootstrapUser{
 			{Name: "admin", Mechanism: "SCRAM-SHA-256", Password: "admin-secret"},
 			{Name: "bob", Mechanism: "SCRAM-SHA-512", Password: "bob-secret"},
@@ -54,6 +60,11 @@ func TestSecureAdminCluster(t *testing.T) {
 			follower = n
 			break
 		}
+	}
+	// The nodes' principal: ClusterAction on the cluster, nothing else.
+	if errs, err := leader.Store().CreateACLs(context.Background(), []acl.Binding{{ResourceType: acl.ResourceCluster, ResourceName: acl.ClusterName,
+		PatternType: acl.PatternLiteral, Principal: "User:node", Host: "*", Operation: acl.OpClusterAction, Permission: acl.PermAllow}}); err != nil || errs[0] != nil {
+		t.Fatalf("create the nodes' ACL: %v %v", err, errs)
 	}
 	// Created in the store: the Kafka listener's User:ANONYMOUS may not.
 	if err := leader.Store().CreateTopic(context.Background(), "prices", topic.NewID(), 1, nil); err != nil {
@@ -113,8 +124,45 @@ func TestSecureAdminCluster(t *testing.T) {
 	if _, err := processors.NewWithHTTP(base, cc).Status(ctx, "double"); err != nil {
 		t.Fatalf("get as the admin certificate: %v", err)
 	}
+	registrationBound(t, ca, leader, follower)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		t.Fatal("timed out")
+	}
+}
+
+// registrationBound: a follower's registration records its certificate's
+// principal, and another principal with ClusterAction cannot rewrite it.
+func registrationBound(t *testing.T, ca *tlstest.CA, leader, follower *node.Node) {
+	t.Helper()
+	id := follower.Store().NodeID()
+	var cur raftstore.BrokerInfo
+	waitUntil(t, 20*time.Second, "the follower's registration", func() bool {
+		var ok bool
+		cur, ok = leader.Store().Registered(id)
+		return ok
+	})
+	if cur.Principal != "User:node" {
+		t.Fatalf("node %d registered by %q, want User:node", id, cur.Principal)
+	}
+	if errs, err := leader.Store().CreateACLs(context.Background(), []acl.Binding{{ResourceType: acl.ResourceCluster, ResourceName: acl.ClusterName,
+		PatternType: acl.PatternLiteral, Principal: "User:eve", Host: "*", Operation: acl.OpClusterAction, Permission: acl.PermAllow}}); err != nil || errs[0] != nil {
+		t.Fatalf("create eve's ACL: %v %v", err, errs)
+	}
+	eve := ca.Client("eve", pkix.Name{CommonName: "eve"})
+	cl := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), Certificates: []tls.Certificate{eve.TLS}}}}
+	evil := cur
+	evil.Host, evil.Listeners = "203.0.113.9", nil
+	body, _ := json.Marshal(evil)
+	resp, err := cl.Post("https://"+leader.AdminAddr()+"/v1/cluster/brokers", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("User:eve re-registering node %d: %s, want 403", id, resp.Status)
+	}
+	if got, _ := leader.Store().Registered(id); got.Host != cur.Host {
+		t.Fatalf("node %d's host rewritten to %s", id, got.Host)
 	}
 }
 

@@ -316,6 +316,11 @@ type BrokerInfo struct {
 	// listeners, by listener name (Kafka's endpoints). Empty for a node
 	// from before they were registered.
 	Listeners []Endpoint `json:"listeners,omitempty"`
+	// Principal is who registered the node first, as the leader's admin
+	// API authenticated it (its client certificate's principal): the
+	// node id's later registrations must come from it, until the node is
+	// removed. Empty with the authorizer off. Not part of Equal.
+	Principal string `json:"principal,omitempty"`
 }
 
 // Endpoint is a listener's advertised address.

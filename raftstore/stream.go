@@ -36,6 +36,7 @@ type streamLayer struct {
 	advertise net.Addr
 	tls       *tlsconf.Server // nil: plaintext
 	logger    *slog.Logger
+	refusals  refusalLog
 }
 
 var _ raft.StreamLayer = (*streamLayer)(nil)
@@ -72,7 +73,7 @@ func (s *streamLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.
 	if err != nil || s.tls == nil {
 		return conn, err
 	}
-	tc := tls.Client(conn, s.tls.ClientTLSConfig())
+	tc := tls.Client(conn, s.tls.PeerClientTLSConfig())
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
@@ -90,18 +91,19 @@ func (s *streamLayer) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	if s.tls == nil {
-		return &plainConn{Conn: c, logger: s.logger}, nil
+		return &plainConn{Conn: c, logger: s.logger, refusals: &s.refusals}, nil
 	}
-	return &tlsConn{Conn: tls.Server(c, s.tls.TLSConfig()), logger: s.logger}, nil
+	return &tlsConn{Conn: tls.Server(c, s.tls.PeerTLSConfig()), logger: s.logger, refusals: &s.refusals}, nil
 }
 
 // tlsConn is an accepted TLS connection that logs a failed handshake with
 // what to do about it.
 type tlsConn struct {
 	*tls.Conn
-	logger *slog.Logger
-	once   sync.Once
-	err    error
+	logger   *slog.Logger
+	refusals *refusalLog
+	once     sync.Once
+	err      error
 }
 
 func (c *tlsConn) handshake() error {
@@ -110,7 +112,10 @@ func (c *tlsConn) handshake() error {
 		defer cancel()
 		if err := c.HandshakeContext(ctx); err != nil {
 			c.err = fmt.Errorf("raft TLS handshake: %w", err)
-			c.logger.Error("refused a raft connection"+handshakeHint(err), "remote", c.RemoteAddr().String(), "err", err)
+			hint := handshakeHint(err)
+			if ok, suppressed := c.refusals.allow(hint, time.Now()); ok {
+				c.logger.Warn("refused a raft connection"+hint, "remote", c.RemoteAddr().String(), "err", err, "suppressed", suppressed)
+			}
 			c.Conn.Close()
 		}
 	})
@@ -152,8 +157,9 @@ var errTLSPeer = errors.New("a peer dialed with TLS, but this node runs raft in 
 // peer by its first byte, logs it, and closes the connection.
 type plainConn struct {
 	net.Conn
-	logger  *slog.Logger
-	checked bool // raft reads a connection from one goroutine
+	logger   *slog.Logger
+	refusals *refusalLog
+	checked  bool // raft reads a connection from one goroutine
 }
 
 func (c *plainConn) Read(p []byte) (int, error) {
@@ -161,8 +167,10 @@ func (c *plainConn) Read(p []byte) (int, error) {
 	if !c.checked && n > 0 {
 		c.checked = true
 		if p[0] == tlsRecordHandshake {
-			c.logger.Error("refused a raft connection: the peer runs raft over TLS; set brokerd.raft.tls.enabled=true (and its key and trust stores) on this node too",
-				"remote", c.RemoteAddr().String())
+			if ok, suppressed := c.refusals.allow("tls", time.Now()); ok {
+				c.logger.Warn("refused a raft connection: the peer runs raft over TLS; set brokerd.raft.tls.enabled=true (and its key and trust stores) on this node too",
+					"remote", c.RemoteAddr().String(), "suppressed", suppressed)
+			}
 			c.Conn.Close()
 			return 0, errTLSPeer
 		}

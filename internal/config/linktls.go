@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/brokerd/brokerd/internal/node"
 	"github.com/brokerd/brokerd/internal/tlsconf"
@@ -20,13 +21,20 @@ func (c *Config) linkTLS(cfg *node.Config) error {
 	if c.Bool("brokerd.raft.tls.enabled") {
 		rc := tlsconf.Config{
 			KeystoreLocation:   or("brokerd.raft.tls.keystore.location", "ssl.keystore.location"),
-			TruststoreLocation: or("brokerd.raft.tls.truststore.location", "ssl.truststore.location"),
+			TruststoreLocation: c.String("brokerd.raft.tls.truststore.location"),
 			ClientAuth:         tlsconf.ClientAuthRequired,
 			PrincipalRules:     rules,
+			PeerPrincipals:     principalList(c.String("brokerd.raft.tls.peer.principals")),
 		}
-		if rc.KeystoreLocation == "" || rc.TruststoreLocation == "" {
+		if rc.KeystoreLocation == "" {
 			s := c.settings["brokerd.raft.tls.enabled"]
-			return badValue(s.Origin, s.Key, s.Value, fmt.Errorf("raft over mutual TLS needs a key store and a trust store: set brokerd.raft.tls.keystore.location and brokerd.raft.tls.truststore.location (or ssl.keystore.location and ssl.truststore.location)"))
+			return badValue(s.Origin, s.Key, s.Value, fmt.Errorf("raft over mutual TLS needs a key store: set brokerd.raft.tls.keystore.location (or ssl.keystore.location)"))
+		}
+		if rc.TruststoreLocation == "" {
+			// No fallback to ssl.truststore.location: the Kafka clients'
+			// CA would make every client certificate a raft peer.
+			s := c.settings["brokerd.raft.tls.enabled"]
+			return badValue(s.Origin, s.Key, s.Value, fmt.Errorf("raft over mutual TLS needs brokerd.raft.tls.truststore.location: the CAs of the nodes' certificates only (ssl.truststore.location is not used for raft, since any certificate of its CAs would be a raft peer)"))
 		}
 		cfg.RaftTLS = &rc
 	}
@@ -54,4 +62,15 @@ func (c *Config) linkTLS(cfg *node.Config) error {
 		cfg.AdminTLS = &ac
 	}
 	return nil
+}
+
+// principalList splits a comma-separated list of principals.
+func principalList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -41,7 +41,7 @@ func (n *Node) startAdmin() error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	n.admin = &http.Server{Handler: mux, ErrorLog: slog.NewLogLogger(n.logger.With("component", "admin").Handler(), slog.LevelWarn), ReadHeaderTimeout: 10 * time.Second}
+	n.admin = &http.Server{Handler: mux, ErrorLog: slog.NewLogLogger(n.logger.With("component", "admin").Handler(), slog.LevelWarn), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() {
 		if err := n.admin.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			n.serveErr <- fmt.Errorf("admin listener: %w", err)

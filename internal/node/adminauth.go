@@ -21,9 +21,12 @@ import (
 
 // Headers a node sets when it forwards a request to the leader: the
 // principal it authenticated, and the client's address. The leader
-// believes them only from a node whose own principal (its client
-// certificate) has ClusterAction on the cluster, as Kafka believes the
-// principal of an EnvelopeRequest.
+// believes them only from a node: a caller whose client certificate's
+// principal is a super user or is named by an allow of ClusterAction on
+// the cluster (a User:* allow, or allow.everyone.if.no.acl.found, does
+// not make a node), as Kafka believes the principal of an
+// EnvelopeRequest. A request with these headers from anyone else is
+// answered 401, never served as its sender (a confused deputy).
 const (
 	principalHeader = "X-Brokerd-Principal"
 	hostHeader      = "X-Brokerd-Host"
@@ -75,8 +78,10 @@ func (a *adminAuth) authenticate(r *http.Request) (caller, error) {
 		}
 		certP = p
 	}
-	if fwd := r.Header.Get(principalHeader); fwd != "" && certP != "" &&
-		a.allowed(caller{principal: certP, host: host}, acl.OpClusterAction, acl.ResourceCluster, acl.ClusterName) {
+	if fwd := r.Header.Get(principalHeader); fwd != "" || r.Header.Get(hostHeader) != "" {
+		if certP == "" || fwd == "" || !a.isNode(certP, host) {
+			return caller{}, errUntrustedForwarder
+		}
 		fh := r.Header.Get(hostHeader)
 		if fh == "" {
 			fh = host
@@ -93,6 +98,17 @@ func (a *adminAuth) authenticate(r *http.Request) (caller, error) {
 		return caller{principal: certP, host: host}, nil
 	}
 	return caller{principal: tlsconf.Anonymous, host: host}, errNoCredentials
+}
+
+// errUntrustedForwarder: a request carries the forwarding headers but
+// does not come from a node.
+var errUntrustedForwarder = errors.New(principalHeader + " and " + hostHeader + " are believed only from a node's client certificate")
+
+// isNode reports whether a client certificate's principal is a node's,
+// for believing what it forwards: a super user, or named by an allow of
+// ClusterAction on the cluster.
+func (a *adminAuth) isNode(principal, host string) bool {
+	return a.acls().AuthorizeNamed(a.policy, acl.Request{Principal: principal, Host: host}, acl.OpClusterAction, acl.ResourceCluster, acl.ClusterName)
 }
 
 // allowed reports whether c may perform op on a resource.
@@ -161,7 +177,7 @@ func (g guardedMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http
 
 // authMessage is what a 401 says: not why a password did not match.
 func authMessage(err error) string {
-	if errors.Is(err, errNoCredentials) {
+	if errors.Is(err, errNoCredentials) || errors.Is(err, errUntrustedForwarder) {
 		return err.Error()
 	}
 	return "invalid credentials"

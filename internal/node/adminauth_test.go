@@ -49,6 +49,7 @@ func TestAdminAuth(t *testing.T) {
 	}
 	index := acl.NewIndex([]acl.Binding{
 		allow("User:bob", acl.OpAlter), allow("User:ops", acl.OpAlter), allow("User:node1", acl.OpClusterAction), allow("User:ANONYMOUS", acl.OpDescribe),
+		allow(acl.WildcardPrincipal, acl.OpClusterAction), // does not make a node
 	})
 	const delay = 50 * time.Millisecond
 	a := &adminAuth{policy: broker.AuthorizerConfig{Enabled: true, SuperUsers: []string{"User:root"}}.Policy(),
@@ -96,8 +97,10 @@ func TestAdminAuth(t *testing.T) {
 		{name: "certificate without ACL", method: "POST", path: "/v1/cluster/members", cert: eve, want: 403},
 		{name: "Basic wins over the certificate", method: "POST", path: "/v1/cluster/members", cert: eve, user: "bob", pass: "bob-secret", want: 200, principal: "User:bob"},
 		{name: "forwarded by a node", method: "POST", path: "/v1/cluster/members", cert: node1, header: map[string]string{principalHeader: "User:bob"}, want: 200, principal: "User:bob"},
-		{name: "forwarded by a non-node is ignored", method: "POST", path: "/v1/cluster/members", cert: eve, header: map[string]string{principalHeader: "User:root"}, want: 403},
-		{name: "forwarded without a certificate is ignored", method: "POST", path: "/v1/cluster/members", header: map[string]string{principalHeader: "User:root"}, want: 401},
+		{name: "forwarded by a non-node (User:* has ClusterAction) is refused", method: "POST", path: "/v1/cluster/members", cert: eve, header: map[string]string{principalHeader: "User:root"}, want: 401, slow: true},
+		{name: "forwarded by a non-node is not served as it (confused deputy)", method: "POST", path: "/v1/cluster/members", cert: ops, header: map[string]string{principalHeader: "User:eve"}, want: 401, slow: true},
+		{name: "a forwarded host alone is refused", method: "POST", path: "/v1/cluster/members", cert: ops, header: map[string]string{hostHeader: "10.0.0.1"}, want: 401, slow: true},
+		{name: "forwarded without a certificate is refused", method: "POST", path: "/v1/cluster/members", header: map[string]string{principalHeader: "User:root"}, want: 401},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			req, _ := http.NewRequest(c.method, srv.URL+c.path, nil)

@@ -33,12 +33,16 @@ func (n *Node) adminURL(addr, path string) string {
 }
 
 // setForwarded marks a request forwarded to the leader with the caller
-// this node authenticated, and the client's own credentials (the leader
-// believes the first only from a node with ClusterAction).
-func setForwarded(req, orig *http.Request) {
-	if c, ok := callerOf(orig.Context()); ok {
+// this node authenticated, when this node presents a client certificate
+// (the leader believes the headers only from a node's certificate);
+// otherwise it passes on the client's own credentials for the leader to
+// check. Never both: the credentials are not sent where they are not
+// needed.
+func (n *Node) setForwarded(req, orig *http.Request) {
+	if c, ok := callerOf(orig.Context()); ok && n.adminTLS != nil && n.adminTLS.PresentsClientCertificate() {
 		req.Header.Set(principalHeader, c.principal)
 		req.Header.Set(hostHeader, c.host)
+		return
 	}
 	if a := orig.Header.Get("Authorization"); a != "" {
 		req.Header.Set("Authorization", a)

@@ -130,7 +130,7 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(forwardedHeader, strconv.Itoa(int(n.cfg.NodeID)))
-	setForwarded(req, r)
+	n.setForwarded(req, r)
 	resp, err := n.adminHTTP.Do(req)
 	if err != nil {
 		httpError(w, http.StatusBadGateway, fmt.Errorf("forward to the leader (node %d at %s): %w", id, b.Admin, err))
@@ -211,6 +211,11 @@ func (n *Node) registerBroker(w http.ResponseWriter, r *http.Request, body []byt
 		httpError(w, http.StatusForbidden, fmt.Errorf("node %d is not a member of the cluster", b.NodeID))
 		return
 	}
+	if err := n.bindRegistration(r, &b); err != nil {
+		n.logger.Warn("refused a broker registration", "node_id", b.NodeID, "err", err)
+		httpError(w, http.StatusForbidden, err)
+		return
+	}
 	if err := n.store.RegisterBroker(r.Context(), b); err != nil {
 		httpError(w, statusOf(err), err)
 		return
@@ -245,10 +250,11 @@ func writeJSONResponse(w http.ResponseWriter, code int, v any) {
 func (n *Node) registerSelf(ctx context.Context, self raftstore.BrokerInfo) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	limit := newLogLimiter(time.Minute, 1)
 	for i := 0; ; i++ {
 		if cur, ok := n.store.Registered(self.NodeID); !ok || !registered(cur, self, i) {
 			if err := n.askRegistration(ctx, self); err != nil {
-				n.logger.Debug("registration with the leader", "err", err)
+				n.logRegistrationFailure(limit, err)
 			}
 		}
 		if i%5 == 4 && n.removed(ctx) {
@@ -271,6 +277,10 @@ func registered(cur, self raftstore.BrokerInfo, pass int) bool {
 	if cur.Equal(self) {
 		return true
 	}
+	if cur.Principal == "" && self.Principal != "" && pass%30 == 0 {
+		// Registered before principals were recorded: bind it.
+		return false
+	}
 	older := self
 	older.Listeners = nil
 	return cur.Equal(older) && pass%30 != 0
@@ -278,15 +288,18 @@ func registered(cur, self raftstore.BrokerInfo, pass int) bool {
 
 func (n *Node) askRegistration(ctx context.Context, self raftstore.BrokerInfo) error {
 	if n.store.IsLeader() {
+		if cur, ok := n.store.Registered(self.NodeID); ok && cur.Principal != "" && cur.Principal != self.Principal {
+			return fmt.Errorf("node %d: %w", self.NodeID, errRegisteredAs(cur.Principal))
+		}
 		return n.store.RegisterBroker(ctx, self)
 	}
 	id, ok := n.store.Leader()
 	if !ok {
-		return errors.New("no leader")
+		return fmt.Errorf("%w: no leader", errNotYet)
 	}
 	lb, ok := n.store.Registered(id)
 	if !ok || lb.Admin == "" {
-		return fmt.Errorf("leader %d has no admin address registered", id)
+		return fmt.Errorf("%w: leader %d has no admin address registered", errNotYet, id)
 	}
 	body, _ := json.Marshal(self)
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -303,9 +316,41 @@ func (n *Node) askRegistration(ctx context.Context, self raftstore.BrokerInfo) e
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("leader %d: %s: %s", id, resp.Status, bytes.TrimSpace(msg))
+		return &registrationError{leader: id, status: resp.StatusCode, msg: fmt.Sprintf("%s: %s", resp.Status, bytes.TrimSpace(msg))}
 	}
 	return nil
+}
+
+// registrationError is the leader's refusal of a registration.
+type registrationError struct {
+	leader int32
+	status int
+	msg    string
+}
+
+func (e *registrationError) Error() string { return fmt.Sprintf("leader %d: %s", e.leader, e.msg) }
+
+// errNotYet: no leader to register with yet (an election, a start).
+var errNotYet = errors.New("not yet")
+
+// logRegistrationFailure logs a failed registration at Warn, with the
+// leader's HTTP status when it answered (a certificate or ACL problem does
+// not heal by itself), at most once a minute; no leader yet at Debug.
+func (n *Node) logRegistrationFailure(limit *logLimiter, err error) {
+	if errors.Is(err, errNotYet) || errors.Is(err, context.Canceled) {
+		n.logger.Debug("registration with the leader", "err", err)
+		return
+	}
+	ok, suppressed := limit.allow("registration")
+	if !ok {
+		return
+	}
+	attrs := []any{"err", err, "suppressed", suppressed}
+	var re *registrationError
+	if errors.As(err, &re) {
+		attrs = append(attrs, "status", re.status)
+	}
+	n.logger.Warn("broker registration with the leader failed; other nodes may not find this node's listeners", attrs...)
 }
 
 // join asks the cluster, through a member's admin address, to add this node

@@ -18,6 +18,9 @@ func linkTLS(cfg *Config) (raftTLS, adminTLS *tlsconf.Server, err error) {
 		if raftTLS, err = tlsconf.New(rc, cfg.Logger.With("component", "raft-tls")); err != nil {
 			return nil, nil, fmt.Errorf("raft TLS: %w", err)
 		}
+		if err := raftTLS.CheckNodeCertificate(); err != nil {
+			return nil, nil, fmt.Errorf("raft TLS: %w", err)
+		}
 	}
 	if cfg.AdminTLS != nil {
 		ac := *cfg.AdminTLS

@@ -346,7 +346,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	bg, cancelBG := context.WithCancel(context.Background())
 	n.bgCancel = cancelBG
 	go n.processors.Run(bg)
-	go n.registerSelf(bg, selfInfo(cfg, eps, adminAdv))
+	self := selfInfo(cfg, eps, adminAdv)
+	if self.Principal, err = n.selfPrincipal(); err != nil {
+		cancelBG()
+		n.closeStarted()
+		return nil, fmt.Errorf("admin TLS: this node's own principal: %w", err)
+	}
+	go n.registerSelf(bg, self)
 	if len(cfg.SASLBootstrapUsers) > 0 {
 		go n.bootstrapUsers(bg, cfg.SASLBootstrapUsers)
 	}

@@ -29,6 +29,11 @@ type Config struct {
 	ClientAuth string
 	// PrincipalRules is ssl.principal.mapping.rules ("" is DEFAULT).
 	PrincipalRules string
+	// PeerPrincipals, on a link between nodes (raft), lists the principals
+	// (the certificate subject mapped by PrincipalRules; "User:" may be
+	// left out) a peer must have; empty accepts any node certificate of
+	// the trust store (brokerd.raft.tls.peer.principals).
+	PeerPrincipals []string
 	// Prefix is the configuration keys' prefix that errors name
 	// ("brokerd.raft.tls."); "" is "ssl.".
 	Prefix string
