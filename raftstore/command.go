@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+
+	"github.com/brokerd/brokerd/log"
 )
 
 // cmdType is the first byte of every raft command.
@@ -41,8 +43,10 @@ const (
 	cmdDeleteACLs
 	cmdAlterQuotas
 	// cmdProduceTxn is a produce command that carries the request's
-	// transactional id; cmdProduce, without it, is what earlier versions
-	// wrote (replayed as they applied it).
+	// transactional id. It is written only for a request with a
+	// transactional id or a transactional batch: everything else stays
+	// cmdProduce, which earlier versions read, so that a node upgraded
+	// ahead of the others does not stop them at its first produce.
 	cmdProduceTxn
 )
 
@@ -142,7 +146,7 @@ const maxTxnIDBytes = 1<<16 - 1
 //	cmdProduce(1) now(8) batches   (Legacy)
 func encodeProduce(c *produceCmd) []byte {
 	out := make([]byte, 0, 1+8+2+len(c.TxnID)+batchesSize(c.Batches))
-	if c.Legacy {
+	if c.Legacy || c.TxnID == "" && !anyTransactional(c.Batches) {
 		out = append(out, byte(cmdProduce))
 		out = binary.BigEndian.AppendUint64(out, uint64(c.Now))
 		return appendBatches(out, c.Batches)
@@ -152,6 +156,18 @@ func encodeProduce(c *produceCmd) []byte {
 	out = binary.BigEndian.AppendUint16(out, uint16(len(c.TxnID)))
 	out = append(out, c.TxnID...)
 	return appendBatches(out, c.Batches)
+}
+
+// anyTransactional reports whether a batch is transactional (or cannot
+// be read, which apply refuses under either command type).
+func anyTransactional(bs []ProduceBatch) bool {
+	for _, b := range bs {
+		h, err := log.ParseBatchHeader(b.Data)
+		if err != nil || h.Transactional() {
+			return true
+		}
+	}
+	return false
 }
 
 // batchesSize is the encoded size of a batch section.

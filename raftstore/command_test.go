@@ -4,32 +4,41 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/brokerd/brokerd/internal/batchtest"
 )
 
 func TestProduceCommandRoundTrip(t *testing.T) {
+	plain := batchtest.New(batchtest.NoProducer, []byte("v"))
+	txn := batchtest.New(batchtest.Options{ProducerID: 7, Transactional: true}, []byte("v"))
 	tests := []struct {
 		name string
 		cmd  produceCmd
+		// want is the type written: cmdProduce, which older nodes read,
+		// unless the request has a transactional id or batch.
+		want cmdType
 	}{
-		{"empty", produceCmd{Now: 1}},
-		{"transactional id", produceCmd{Now: 1, TxnID: "billing-tx", Batches: []ProduceBatch{{Topic: "a", Data: []byte("x")}}}},
-		{"one", produceCmd{Now: 1700000000000, Batches: []ProduceBatch{{Topic: "a", Partition: 0, Data: []byte("xyz")}}}},
+		{"empty", produceCmd{Now: 1}, cmdProduce},
+		{"plain batch", produceCmd{Now: 1700000000000, Batches: []ProduceBatch{{Topic: "a", Data: plain}}}, cmdProduce},
+		{"transactional id", produceCmd{Now: 1, TxnID: "billing-tx", Batches: []ProduceBatch{{Topic: "a", Data: plain}}}, cmdProduceTxn},
+		{"transactional batch without an id", produceCmd{Now: 1, Batches: []ProduceBatch{{Topic: "a", Data: plain}, {Topic: "b", Data: txn}}}, cmdProduceTxn},
+		{"unreadable batch", produceCmd{Now: 1700000000000, Batches: []ProduceBatch{{Topic: "a", Partition: 0, Data: []byte("xyz")}}}, cmdProduceTxn},
 		{"several", produceCmd{Now: -1, Batches: []ProduceBatch{
 			{Topic: "orders", Partition: 7, Data: bytes.Repeat([]byte{1}, 1000)},
 			{Topic: "o", Partition: 2147483647, Data: []byte{}},
-		}}},
+		}}, cmdProduceTxn},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			buf := encodeProduce(&tc.cmd)
-			if cmdType(buf[0]) != cmdProduceTxn {
-				t.Fatalf("type byte %d", buf[0])
+			if cmdType(buf[0]) != tc.want {
+				t.Fatalf("type byte %d, want %d", buf[0], tc.want)
 			}
 			got, err := decodeProduce(buf)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Now != tc.cmd.Now || got.TxnID != tc.cmd.TxnID || got.Legacy != tc.cmd.Legacy || len(got.Batches) != len(tc.cmd.Batches) {
+			if got.Now != tc.cmd.Now || got.TxnID != tc.cmd.TxnID || got.Legacy != (tc.want == cmdProduce) || len(got.Batches) != len(tc.cmd.Batches) {
 				t.Fatalf("got %+v, want %+v", got, tc.cmd)
 			}
 			for i, b := range got.Batches {

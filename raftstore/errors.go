@@ -8,6 +8,9 @@ import "errors"
 var (
 	// ErrNotLeader means this node cannot propose: it is not the raft leader.
 	ErrNotLeader = errors.New("raftstore: not the leader")
+	// ErrForeignRegistration: a broker registration by another principal
+	// than the one the node id is bound to.
+	ErrForeignRegistration = errors.New("raftstore: node id registered by another principal")
 	// ErrUnknownOutcome means the command was handed to raft but the proposer
 	// lost track of it (leadership lost, timeout). It may still commit later,
 	// so callers must answer with a retriable error, never success or a

@@ -247,6 +247,18 @@ func (f *fsm) applyCommand(l *raft.Log) any {
 			return err
 		}
 		f.mu.Lock()
+		// A node id's registration is bound to the principal that first
+		// made one with the authorizer on: decided here, where every
+		// replica decides alike, so that two registrations racing on the
+		// leader cannot both pass its check. One without a principal
+		// (the authorizer off) keeps the binding.
+		if cur, ok := f.brokers[c.Broker.NodeID]; ok && cur.Principal != "" {
+			if c.Broker.Principal != "" && c.Broker.Principal != cur.Principal {
+				f.mu.Unlock()
+				return fmt.Errorf("%w: node %d is registered by %s, not %s", ErrForeignRegistration, c.Broker.NodeID, cur.Principal, c.Broker.Principal)
+			}
+			c.Broker.Principal = cur.Principal
+		}
 		f.brokers[c.Broker.NodeID] = c.Broker
 		f.mu.Unlock()
 		f.dirty.meta = true

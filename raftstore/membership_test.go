@@ -69,3 +69,33 @@ func TestRemoveLeaderItself(t *testing.T) {
 		t.Fatal("the leader is not in sync with itself")
 	}
 }
+
+// A node id's registration is bound, in apply, to the first principal that
+// made one: another principal is refused on every replica alike, and one
+// without a principal (the authorizer off) keeps the binding.
+func TestRegistrationBoundInApply(t *testing.T) {
+	s := openTestStore(t, t.TempDir())
+	defer s.Close()
+	ctx := context.Background()
+	reg := func(principal, host string) error {
+		return s.RegisterBroker(ctx, BrokerInfo{NodeID: 1, Host: host, Port: 9092, Principal: principal})
+	}
+	if err := reg("User:node1", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg("User:eve", "evil"); !errors.Is(err, ErrForeignRegistration) {
+		t.Fatalf("another principal's registration: %v", err)
+	}
+	if b, _ := s.Registered(1); b.Host != "a" {
+		t.Fatalf("registration after a refused one: %+v", b)
+	}
+	if err := reg("", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := s.Registered(1); b.Host != "b" || b.Principal != "User:node1" {
+		t.Fatalf("registration without a principal: %+v", b)
+	}
+	if err := reg("User:node1", "c"); err != nil {
+		t.Fatalf("the bound principal again: %v", err)
+	}
+}

@@ -229,6 +229,8 @@ func statusOf(err error) int {
 		return http.StatusServiceUnavailable
 	case errors.Is(err, raftstore.ErrUnknownMember):
 		return http.StatusNotFound
+	case errors.Is(err, raftstore.ErrForeignRegistration):
+		return http.StatusForbidden
 	}
 	return http.StatusInternalServerError
 }

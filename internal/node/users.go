@@ -43,23 +43,30 @@ func (n *Node) scramLookup(user, mechanism string) (sasl.Credential, bool) {
 // user names are logged.
 func (n *Node) bootstrapUsers(ctx context.Context, users []BootstrapUser) {
 	users = n.acceptableBootstrapUsers(users)
-	t := time.NewTicker(200 * time.Millisecond)
-	defer t.Stop()
+	// Tries come every 200ms, and back off to every 30s while a try
+	// changes nothing (a credential the store refuses, say: each try
+	// costs a key derivation and an error line).
+	const first, most = 200 * time.Millisecond, 30 * time.Second
+	wait, left := first, -1
 	for {
 		pending := n.pendingBootstrapUsers(users)
 		if len(pending) == 0 {
 			return
 		}
+		if len(pending) != left {
+			wait, left = first, len(pending)
+		}
 		if n.store.IsLeader() {
 			if err := n.createBootstrapUsers(ctx, pending); err != nil {
-				n.logger.Warn("creating SASL bootstrap users failed; retrying", "err", err)
+				n.logger.Warn("creating SASL bootstrap users failed; retrying", "err", err, "in", wait)
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-time.After(wait):
 		}
+		wait = min(2*wait, most)
 	}
 }
 
