@@ -250,20 +250,32 @@ func configResource(a *authCtx, op acl.Operation, typ kmsg.ConfigResourceType, n
 	return a.cluster(op), clusterDenied
 }
 
-func authDescribeConfigs(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
-	r := msg.(*kmsg.DescribeConfigsRequest)
-	var codes []int16
-	kept, denied := split(r.Resources, func(c *kmsg.DescribeConfigsRequestResource) bool {
-		ok, code := configResource(a, acl.OpDescribeConfigs, c.ResourceType, c.ResourceName)
+// splitConfigResources takes the config resources op is refused on out of
+// a Describe/Alter/IncrementalAlterConfigs request, with each refusal's
+// code; the three requests differ only in their types.
+func splitConfigResources[T any](a *authCtx, op acl.Operation, items *[]T, key func(*T) (kmsg.ConfigResourceType, string)) (denied []T, codes []int16) {
+	kept, denied := split(*items, func(c *T) bool {
+		typ, name := key(c)
+		ok, code := configResource(a, op, typ, name)
 		if !ok {
 			codes = append(codes, code)
 		}
 		return ok
 	})
+	if len(denied) > 0 {
+		*items = kept
+	}
+	return denied, codes
+}
+
+func authDescribeConfigs(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	r := msg.(*kmsg.DescribeConfigsRequest)
+	denied, codes := splitConfigResources(a, acl.OpDescribeConfigs, &r.Resources, func(c *kmsg.DescribeConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+		return c.ResourceType, c.ResourceName
+	})
 	if len(denied) == 0 {
 		return nil, nil
 	}
-	r.Resources = kept
 	return nil, func(resp kmsg.Response) {
 		dr := resp.(*kmsg.DescribeConfigsResponse)
 		for i, c := range denied {
@@ -276,18 +288,12 @@ func authDescribeConfigs(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response
 
 func authAlterConfigs(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := msg.(*kmsg.AlterConfigsRequest)
-	var codes []int16
-	kept, denied := split(r.Resources, func(c *kmsg.AlterConfigsRequestResource) bool {
-		ok, code := configResource(a, acl.OpAlterConfigs, c.ResourceType, c.ResourceName)
-		if !ok {
-			codes = append(codes, code)
-		}
-		return ok
+	denied, codes := splitConfigResources(a, acl.OpAlterConfigs, &r.Resources, func(c *kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+		return c.ResourceType, c.ResourceName
 	})
 	if len(denied) == 0 {
 		return nil, nil
 	}
-	r.Resources = kept
 	return nil, func(resp kmsg.Response) {
 		ar := resp.(*kmsg.AlterConfigsResponse)
 		for i, c := range denied {
@@ -300,18 +306,12 @@ func authAlterConfigs(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, f
 
 func authIncrementalAlterConfigs(b *Broker, a *authCtx, msg kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	r := msg.(*kmsg.IncrementalAlterConfigsRequest)
-	var codes []int16
-	kept, denied := split(r.Resources, func(c *kmsg.IncrementalAlterConfigsRequestResource) bool {
-		ok, code := configResource(a, acl.OpAlterConfigs, c.ResourceType, c.ResourceName)
-		if !ok {
-			codes = append(codes, code)
-		}
-		return ok
+	denied, codes := splitConfigResources(a, acl.OpAlterConfigs, &r.Resources, func(c *kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+		return c.ResourceType, c.ResourceName
 	})
 	if len(denied) == 0 {
 		return nil, nil
 	}
-	r.Resources = kept
 	return nil, func(resp kmsg.Response) {
 		ar := resp.(*kmsg.IncrementalAlterConfigsResponse)
 		for i, c := range denied {
